@@ -1,0 +1,147 @@
+"""Peer 'torch-eager': the benchmark updates written in plain PyTorch.
+
+Batched over chains, float32, hand-written gradients (no autograd), eager
+mode.  Usage: python bench/peers/torch_eager.py [--case P1] [--quick]
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import common  # sets threads/affinity; import before torch
+
+import numpy as np
+import torch
+
+IMPL = "torch-eager"
+F32 = torch.float32
+torch.set_num_threads(common.NTHREADS)
+
+
+def _gauss(d):
+    mu, _, prec = common.gaussian_params(d)
+    return torch.tensor(mu, dtype=F32), torch.tensor(prec, dtype=F32)
+
+
+def make_grad(cfg):
+    """Returns grad(x) -> dU/dx for the case's target (float32 tensors)."""
+    p = cfg["params"]
+    if cfg["target"] == "gaussian":
+        mu, prec = _gauss(cfg["dim"])
+        bias = mu @ prec                           # P symmetric: g = x P - mu P
+
+        def grad(x):
+            return torch.addmm(bias, x, prec, beta=-1.0)
+        return grad
+    if cfg["target"] == "double_well":
+        c, b2 = 4.0 * p["h"], p["b"] ** 2
+
+        def grad(x):
+            return c * x * (x * x - b2)
+        return grad
+    if cfg["target"] == "rosenbrock":
+        a, b = p["a"], p["b"]
+
+        def grad(x):
+            xi, xn = x[:, :-1], x[:, 1:]
+            r = xn - xi * xi
+            g = torch.zeros_like(x)
+            g[:, :-1] = -2.0 * (a - xi) - (4.0 * b) * xi * r
+            g[:, 1:] += (2.0 * b) * r
+            return g
+        return grad
+    raise ValueError(cfg["target"])
+
+
+def ula(x, grad, eta, steps, gen):
+    s = math.sqrt(2.0 * eta)
+    noise = torch.empty_like(x)
+    for _ in range(steps):
+        g = grad(x)
+        x = x.add(g, alpha=-eta)
+        x.add_(noise.normal_(generator=gen), alpha=s)
+    return x
+
+
+def hmc(x, mu, prec, eps, L, transitions, gen):
+    """Metropolis-adjusted HMC, identity mass; gradient and energy cached
+    across transitions (L gradient evaluations per transition)."""
+    bias = mu @ prec
+
+    def grad(z):
+        return torch.addmm(bias, z, prec, beta=-1.0)
+
+    def energy(z, gz):                 # U = 0.5 (z-mu)^T P (z-mu) = 0.5 (z-mu).g
+        return 0.5 * ((z - mu) * gz).sum(1)
+
+    g = grad(x)
+    u = energy(x, g)
+    accepted = torch.zeros((), dtype=torch.float64)
+    n = x.shape[0]
+    for _ in range(transitions):
+        p0 = torch.randn(x.shape, generator=gen, dtype=F32)
+        h0 = u + 0.5 * (p0 * p0).sum(1)
+        p = p0 - (0.5 * eps) * g
+        z = x
+        for i in range(L):
+            z = z + eps * p
+            gz = grad(z)
+            if i < L - 1:
+                p = p - eps * gz
+        p = p - (0.5 * eps) * gz
+        uz = energy(z, gz)
+        h1 = uz + 0.5 * (p * p).sum(1)
+        acc = torch.rand(n, generator=gen, dtype=F32) < torch.exp(h0 - h1)
+        a = acc.unsqueeze(1)
+        x = torch.where(a, z, x)
+        g = torch.where(a, gz, g)
+        u = torch.where(acc, uz, u)
+        accepted += acc.sum()
+    return x, float(accepted) / (n * transitions)
+
+
+def _x0(cfg, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn((cfg["chains"], cfg["dim"]), generator=gen, dtype=F32), gen
+
+
+def run_ula(cfg, args):
+    grad = make_grad(cfg)
+    eta, steps = cfg["params"]["eta"], cfg["steps"]
+
+    def prepare(i):
+        return _x0(cfg, args.seed + i)
+
+    def run(arg):
+        x0, gen = arg
+        return ula(x0, grad, eta, steps, gen)
+
+    with torch.no_grad():
+        t = common.measure(run, args.repeats, prepare)
+    return common.Outcome(t, t.result.numpy())
+
+
+def run_hmc(cfg, args):
+    mu, prec = _gauss(cfg["dim"])
+    p = cfg["params"]
+    with torch.no_grad():
+        t = common.measure(lambda a: hmc(a[0], mu, prec, p["eps"], p["L"], cfg["steps"], a[1]),
+                           args.repeats, lambda i: _x0(cfg, args.seed + i))
+    x, rate = t.result
+    return common.Outcome(t, x.numpy(), extra={"accept_rate": round(rate, 4)})
+
+
+def run_grad(cfg, args):
+    grad = make_grad(cfg)
+    x, _ = _x0(cfg, args.seed)
+    with torch.no_grad():
+        inner = common.calibrate_inner(lambda: grad(x))
+        t = common.measure(lambda _: grad(x), args.repeats, inner=inner)
+    return common.Outcome(t, (x.numpy(), t.result.numpy()))
+
+
+RUNNERS = {"P1": run_ula, "P2": run_hmc, "P3": run_ula, "P4": run_ula, "P5": run_grad}
+
+if __name__ == "__main__":
+    sys.exit(common.main(IMPL, __doc__, RUNNERS, lambda: f"torch {torch.__version__}"))

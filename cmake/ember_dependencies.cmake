@@ -1,0 +1,20 @@
+# ember's dependencies as one INTERFACE target, ember::deps; shared by the build tree and by the
+# installed package (emberConfig.cmake includes this file).
+include_guard(GLOBAL)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+# Thrust (OMP system) from CUDA's CCCL; g++ needs only the headers.
+find_path(EMBER_CCCL_INCLUDE_DIR thrust/version.h
+          HINTS ENV CUDA_PATH /usr/local/cuda/include/cccl /usr/local/cuda/targets/x86_64-linux/include/cccl
+          PATH_SUFFIXES cccl)
+if(NOT EMBER_CCCL_INCLUDE_DIR)
+  message(FATAL_ERROR "ember needs Thrust from CUDA's CCCL (looked in /usr/local/cuda/include/cccl); "
+                      "set EMBER_CCCL_INCLUDE_DIR to the folder holding thrust/")
+endif()
+if(NOT TARGET ember::deps)
+  add_library(ember_deps INTERFACE IMPORTED GLOBAL)
+  add_library(ember::deps ALIAS ember_deps)
+  target_include_directories(ember_deps SYSTEM INTERFACE ${EMBER_CCCL_INCLUDE_DIR})
+  target_compile_definitions(ember_deps INTERFACE
+                             $<$<COMPILE_LANGUAGE:CXX>:THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP>)
+  target_link_libraries(ember_deps INTERFACE OpenMP::OpenMP_CXX)
+endif()

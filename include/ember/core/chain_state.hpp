@@ -1,0 +1,29 @@
+#pragma once
+/// \file
+/// `chain_state<S, D>`: what every gradient-based kernel keeps per chain between steps.
+
+#include <ember/core/math.hpp>
+#include <ember/core/vec.hpp>
+
+namespace ember {
+
+/// The state of one chain (or of a SIMD batch of chains): position `x`, its energy U(x) and its
+/// gradient ∇U(x). Caching the energy and gradient is what lets MALA and HMC spend one gradient
+/// per proposal instead of two.
+template <class S, int D>
+struct chain_state {
+  vec<S, D> x;
+  S energy;
+  vec<S, D> grad;
+};
+
+/// What one transition reports besides the new state: whether the proposal was accepted
+/// (1 or 0 per lane; always 1 for unadjusted kernels) and whether it diverged (a non-finite
+/// proposal energy, or an HMC energy error above the divergence threshold).
+template <class S>
+struct step_info {
+  S accepted;
+  mask_t<S> divergent;
+};
+
+}  // namespace ember

@@ -1,0 +1,22 @@
+#pragma once
+/// \file
+/// The only macros in ember: host/device annotations, the exec-check pragma and inlining hints.
+/// Outside nvcc every one of them is empty, so the same headers are plain C++20 on the host.
+
+#if defined(__CUDACC__)
+/// Marks a function usable on the host and on the device.
+#define EMBER_HD __host__ __device__
+/// Placed before generic wrappers that may call host-only user code (a lambda without
+/// `__device__`): nvcc then checks the call only where it is instantiated for the device.
+#define EMBER_EXEC_CHECK_DISABLE _Pragma("nv_exec_check_disable")
+#else
+#define EMBER_HD
+#define EMBER_EXEC_CHECK_DISABLE
+#endif
+
+#if defined(__CUDACC__) || defined(__GNUC__) || defined(__clang__)
+/// Forces inlining of the small pieces the fused per-chain loop is built from.
+#define EMBER_INLINE inline __attribute__((always_inline))
+#else
+#define EMBER_INLINE inline
+#endif

@@ -1,0 +1,75 @@
+#pragma once
+/// \file
+/// Splitting integrators for Hamiltonian dynamics H(x, p) = U(x) + ½ pᵀM⁻¹p, written as data:
+/// a palindromic list of coefficients b₁, a₁, b₂, a₂, …, b₂, a₁, b₁. A `b` coefficient is a
+/// momentum kick p ← p − b ε ∇U(x); an `a` coefficient is a position drift x ← x + a ε M⁻¹p,
+/// followed by one gradient evaluation. Palindromic lists give symmetric, symplectic,
+/// time-reversible integrators, which is what HMC's acceptance test needs.
+
+#include <ember/core/chain_state.hpp>
+#include <ember/core/config.hpp>
+#include <ember/core/math.hpp>
+
+#include <utility>
+
+namespace ember {
+
+/// An integrator given by a palindromic coefficient list `c` (b, a, b, …, a, b).
+/// `steps(U, s, p, ε, m⁻¹, L)` runs L integrator steps in place: `s` holds position, energy and
+/// gradient (kept current, so a trajectory of L velocity-Verlet steps costs L gradients), `p`
+/// the momentum. `gradients_per_step` is the number of drifts.
+template <class Coefficients>
+struct palindromic {
+  static constexpr auto& c = Coefficients::value;
+  static constexpr int size = int(sizeof(Coefficients::value) / sizeof(double));
+  static_assert(size % 2 == 1, "a palindromic integrator has an odd number of coefficients");
+  static constexpr int gradients_per_step = size / 2;
+
+  template <class E, class S, int D>
+  EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& p,
+                                          element_t<S> eps, element_t<S> inv_mass, int L) {
+    using T = element_t<S>;
+    for (int l = 0; l < L; ++l)
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (substep<J>(U, s, p, T(c[J]) * eps, inv_mass), ...);
+      }(std::make_index_sequence<size>{});
+  }
+
+ private:
+  template <std::size_t J, class E, class S, int D>
+  EMBER_HD EMBER_INLINE static void substep(E const& U, chain_state<S, D>& s, vec<S, D>& p,
+                                            element_t<S> h, element_t<S> inv_mass) {
+    if constexpr (J % 2 == 0) {
+      for (int i = 0; i < D; ++i) p[i] = p[i] - S(h) * s.grad[i];
+    } else {
+      for (int i = 0; i < D; ++i) s.x[i] = s.x[i] + S(h * inv_mass) * p[i];
+      s.energy = U.value_and_grad(s.x, s.grad);
+    }
+  }
+};
+
+namespace coefficients {
+struct velocity_verlet {
+  static constexpr double value[] = {0.5, 1.0, 0.5};
+};
+// McLachlan (1995), the two-stage minimum-error splitting; b₁ from Blanes, Casas & Sanz-Serna (2014).
+struct mclachlan {
+  static constexpr double b1 = 0.1931833275037836;
+  static constexpr double value[] = {b1, 0.5, 1.0 - 2.0 * b1, 0.5, b1};
+};
+// Yoshida (1990) fourth-order triple jump: w₁ = 1/(2 − 2^{1/3}), w₀ = 1 − 2w₁.
+struct yoshida {
+  static constexpr double w1 = 1.3512071919596578;
+  static constexpr double w0 = 1.0 - 2.0 * w1;
+  static constexpr double value[] = {w1 / 2, w1, (w0 + w1) / 2, w0, (w0 + w1) / 2, w1, w1 / 2};
+};
+}  // namespace coefficients
+
+/// Velocity Verlet (leapfrog): kick ½, drift 1, kick ½. Second order, one gradient per step.
+using velocity_verlet = palindromic<coefficients::velocity_verlet>;
+/// McLachlan's two-stage integrator: second order, two gradients per step, smaller error constant.
+using mclachlan = palindromic<coefficients::mclachlan>;
+/// Yoshida's fourth-order integrator: three gradients per step.
+using yoshida = palindromic<coefficients::yoshida>;
+
+}  // namespace ember

@@ -1,0 +1,16 @@
+#pragma once
+// Host-side checks of kernel parameters, run when a kernel is built and again by sample().
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ember::detail {
+
+inline void require_step_size(double eta, char const* who) {
+  if (!(eta > 0) || !std::isfinite(eta))
+    throw std::invalid_argument(std::string(who) + ": the step size must be positive and finite, got " +
+                                std::to_string(eta));
+}
+
+}  // namespace ember::detail
