@@ -1,10 +1,13 @@
 #pragma once
 /// \file
 /// `backend::cpu`: chains in blocks over OpenMP threads (Thrust's OMP system); inside a block
-/// each chain runs the whole fused loop (pipeline/fused_loop.hpp) before the next starts.
+/// a SIMD batch of chains (16 floats with AVX-512) runs the whole fused loop
+/// (pipeline/fused_loop.hpp) before the next batch starts; the chains left over after the last
+/// full batch run one at a time. `backend::cpu{.simd = false}` runs every chain one at a time.
 /// Per-kept-step diagnostics are summed per block in double and combined at the end, so
 /// blocks never share a cache line on the hot path.
 
+#include <ember/core/simd.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
@@ -17,6 +20,9 @@
 
 #include <omp.h>
 
+#include <span>
+#include <type_traits>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -27,9 +33,12 @@ namespace backend {
 
 /// The CPU backend. `threads` (0: OpenMP's default) and `block` (chains per task, 0: automatic)
 /// change only speed, never the draws: every chain's stream depends on its index alone.
+/// `simd` picks the batch path (default) or the one-chain-at-a-time scalar path; both draw the
+/// same random numbers bit for bit and agree to floating-point rounding.
 struct cpu {
   int threads = 0;
   std::int64_t block = 0;
+  bool simd = true;
 
   template <class P>
   void run(P const& pipe, schedule const& sch,
@@ -60,32 +69,85 @@ struct cpu_sink {
   double accepted = 0;
   double divergent_transitions = 0;
 
-  void keep(std::int64_t k, std::uint32_t c, chain_state<T, D> const& s, T window, bool live) {
+  // Sum over lanes, in the lane type's precision, then in double.
+  template <class S>
+  static double total(S const& v) {
+    if constexpr (scalar_traits<S>::width == 1)
+      return double(v);
+    else
+      return double(xsimd::hadd(v));
+  }
+  template <class S>
+  static void store(T* p, S const& v) {
+    if constexpr (scalar_traits<S>::width == 1)
+      *p = v;
+    else
+      v.store_unaligned(p);
+  }
+
+  template <class S>
+  void keep(std::int64_t k, std::uint32_t c, chain_state<S, D> const& s, S window, mask_t<S> live) {
     if constexpr (P::records)
-      for (int d = 0; d < D; ++d) samples[(k * D + d) * chains + c] = s.x[d];
+      for (int d = 0; d < D; ++d) store(samples + (k * D + d) * chains + c, s.x[d]);
     if constexpr (P::tracks_any) {
-      if (!live) return;
+      if (!any(live)) return;
       double* a = track + k * track_stride<D>;
-      a[0] += 1;
-      a[1] += double(s.energy);
-      a[2] += double(window);
-      for (int d = 0; d < D; ++d) {
-        double x = double(s.x[d]);
-        a[3 + d] += x;
-        a[3 + D + d] += x * x;
-      }
+      a[0] += total(select(live, S(1), S(0)));
+      if constexpr (P::tracks_energy) a[1] += total(select(live, s.energy, S(0)));
+      if constexpr (P::tracks_acceptance) a[2] += total(select(live, window, S(0)));
+      if constexpr (P::tracks_moments)
+        for (int d = 0; d < D; ++d) {
+          if constexpr (scalar_traits<S>::width == 1) {
+            double x = double(s.x[d]);
+            a[3 + d] += x;
+            a[3 + D + d] += x * x;
+          } else {
+            S x = select(live, s.x[d], S(0));
+            a[3 + d] += total(x);
+            a[3 + D + d] += total(x * x);
+          }
+        }
     }
   }
-  void diverged(std::uint32_t c, bool, std::int64_t t) {
-    frozen[c] = 1;
-    diverged_at[c] = t;
+  template <class M>
+  void diverged(std::uint32_t c, M const& newly, std::int64_t t) {
+    if constexpr (std::is_same_v<M, bool>) {
+      frozen[c] = 1;
+      diverged_at[c] = t;
+    } else {
+      using S = typename M::batch_type;
+      alignas(64) T flag[S::size];
+      select(newly, S(1), S(0)).store_aligned(flag);
+      for (std::size_t i = 0; i < S::size; ++i)
+        if (flag[i] != T(0)) {
+          frozen[c + i] = 1;
+          diverged_at[c + i] = t;
+        }
+    }
   }
-  void finish(std::uint32_t c, chain_state<T, D> const& s, bool is_frozen, T div, T acc) {
-    for (int d = 0; d < D; ++d) final[std::int64_t(d) * chains + c] = s.x[d];
-    if (!is_frozen) accepted += double(acc);
-    divergent_transitions += double(div);
+  template <class S>
+  void finish(std::uint32_t c, chain_state<S, D> const& s, mask_t<S> is_frozen, S div, S acc) {
+    for (int d = 0; d < D; ++d) store(final + std::int64_t(d) * chains + c, s.x[d]);
+    accepted += total(select(is_frozen, S(0), acc));
+    divergent_transitions += total(div);
   }
 };
+
+// Gathers the user's start states of chains c, c+1, ... into a batch (or one chain's state).
+template <class S, class T, int D>
+vec<S, D> load_start(std::span<vec<T, D> const> init, std::int64_t c) {
+  if constexpr (scalar_traits<S>::width == 1) {
+    return init[std::size_t(c)];
+  } else {
+    vec<S, D> x;
+    alignas(64) T lane[S::size];
+    for (int d = 0; d < D; ++d) {
+      for (std::size_t i = 0; i < S::size; ++i) lane[i] = init[std::size_t(c) + i][d];
+      x[d] = S::load_aligned(lane);
+    }
+    return x;
+  }
+}
 
 }  // namespace detail
 
@@ -97,7 +159,10 @@ void backend::cpu::run(P const& pipe, schedule const& sch,
   constexpr int D = P::dim;
   std::int64_t const C = opt.chains;
   int const nthreads = threads > 0 ? threads : omp_get_max_threads();
+  using B = simd_batch<T>;
+  constexpr std::int64_t W = std::int64_t(B::size);
   std::int64_t blk = block > 0 ? block : std::max<std::int64_t>(64, (C + 8 * nthreads - 1) / (8 * nthreads));
+  if (block == 0) blk = (blk + W - 1) / W * W;  // whole batches per block
   std::int64_t const nblocks = (C + blk - 1) / blk;
   std::size_t const stride = P::tracks_any ? std::size_t(sch.kept) * detail::track_stride<D> : 0;
 
@@ -110,9 +175,16 @@ void backend::cpu::run(P const& pipe, schedule const& sch,
     detail::cpu_sink<P> sink{out.samples_.data(), out.final_.data(), out.frozen_.data(),
                              out.diverged_at_.data(), C, track.data() + std::size_t(b) * stride};
     std::int64_t end = std::min(C, (b + 1) * blk);
-    for (std::int64_t c = b * blk; c < end; ++c) {
+    std::int64_t c = b * blk;
+    if (simd)
+      for (; c + W <= end; c += W) {
+        auto ci = std::uint32_t(c);
+        auto x0 = opt.init.empty() ? default_start<B, D>(seed, ci) : detail::load_start<B>(opt.init, c);
+        fused_loop<B>(kernel, sch, seed, ci, x0, sink);
+      }
+    for (; c < end; ++c) {
       auto ci = std::uint32_t(c);
-      vec<T, D> x0 = opt.init.empty() ? default_start<T, D>(seed, ci) : opt.init[std::size_t(c)];
+      auto x0 = opt.init.empty() ? default_start<T, D>(seed, ci) : detail::load_start<T>(opt.init, c);
       fused_loop<T>(kernel, sch, seed, ci, x0, sink);
     }
     accepted[std::size_t(b)] = sink.accepted;

@@ -1,0 +1,123 @@
+#pragma once
+/// \file
+/// SIMD batches of chains as a scalar type: `xsimd::batch<float>` and `xsimd::batch<double>`
+/// (width from the target flags: 16 floats per AVX-512 register). Energies, kernels and the
+/// fused loop instantiate with a batch unchanged: arithmetic through xsimd's operators, math
+/// through xsimd's functions (found by argument-dependent lookup), comparisons give lane masks
+/// and `select` picks lane by lane.
+///
+/// What a batch needs besides that is here: its `scalar_traits`, and its `rng_traits` so that
+/// Philox runs one chain per lane, bit-identical to the scalar stream of the same chain.
+
+#include <ember/core/math.hpp>
+#include <ember/core/rng.hpp>
+
+#include <xsimd/xsimd.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace ember {
+
+template <class T, class A>
+struct scalar_traits<xsimd::batch<T, A>> {
+  using element_type = T;
+  using mask_type = xsimd::batch_bool<T, A>;
+  static constexpr int width = int(xsimd::batch<T, A>::size);
+};
+
+/// The SIMD batch of `T` for the compilation target (AVX-512: 16 floats or 8 doubles).
+template <class T>
+using simd_batch = xsimd::batch<T>;
+
+namespace detail {
+template <class A, class Base>
+inline constexpr bool has_arch = std::is_base_of_v<Base, A>;
+}  // namespace detail
+
+/// float batches: one chain per 32-bit lane. Philox's 32×32→64 multiply uses the even/odd
+/// `mul_epu32` trick on x86 (two multiplies and two blends per 16 lanes); other targets fall
+/// back to a lane loop.
+template <class A>
+struct rng_traits<xsimd::batch<float, A>> {
+  using S = xsimd::batch<float, A>;
+  using u32 = xsimd::batch<std::uint32_t, A>;
+  static constexpr int W = int(u32::size);
+
+  static EMBER_INLINE void mulhilo(std::uint32_t m, u32 b, u32& hi, u32& lo) {
+#if defined(__AVX512F__)
+    if constexpr (detail::has_arch<A, xsimd::avx512f>) {
+      __m512i a = _mm512_set1_epi32(int(m));
+      __m512i x = b;
+      __m512i even = _mm512_mul_epu32(a, x);
+      __m512i odd = _mm512_mul_epu32(a, _mm512_srli_epi64(x, 32));
+      lo = u32(_mm512_mask_blend_epi32(__mmask16(0xAAAA), even, _mm512_slli_epi64(odd, 32)));
+      hi = u32(_mm512_mask_blend_epi32(__mmask16(0xAAAA), _mm512_srli_epi64(even, 32), odd));
+      return;
+    }
+#endif
+#if defined(__AVX2__)
+    if constexpr (detail::has_arch<A, xsimd::avx2>) {
+      __m256i a = _mm256_set1_epi32(int(m));
+      __m256i x = b;
+      __m256i even = _mm256_mul_epu32(a, x);
+      __m256i odd = _mm256_mul_epu32(a, _mm256_srli_epi64(x, 32));
+      lo = u32(_mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA));
+      hi = u32(_mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA));
+      return;
+    }
+#endif
+    alignas(64) std::uint32_t in[W], h[W], l[W];
+    b.store_aligned(in);
+    for (int i = 0; i < W; ++i) rng_traits<float>::mulhilo(m, in[i], h[i], l[i]);
+    hi = u32::load_aligned(h);
+    lo = u32::load_aligned(l);
+  }
+  static EMBER_INLINE S uniform(u32 x) {
+    auto top = xsimd::bitwise_cast<xsimd::batch<std::int32_t, A>>(x >> 8);
+    return xsimd::to_float(top) * S(0x1p-24f) + S(0x1p-25f);
+  }
+  static EMBER_INLINE u32 lanes_from(std::uint32_t first) {
+    alignas(64) std::uint32_t v[W];
+    for (int i = 0; i < W; ++i) v[i] = first + std::uint32_t(i);
+    return u32::load_aligned(v);
+  }
+};
+
+/// double batches: one chain per 64-bit lane, whose low 32 bits carry the Philox word
+/// (`mul_epu32` multiplies exactly those and returns the full 64-bit product).
+template <class A>
+struct rng_traits<xsimd::batch<double, A>> {
+  using S = xsimd::batch<double, A>;
+  using u32 = xsimd::batch<std::uint64_t, A>;
+  static constexpr int W = int(u32::size);
+
+  static EMBER_INLINE void mulhilo(std::uint32_t m, u32 b, u32& hi, u32& lo) {
+    u32 p;
+#if defined(__AVX512F__)
+    if constexpr (detail::has_arch<A, xsimd::avx512f>) {
+      p = u32(_mm512_mul_epu32(_mm512_set1_epi64(std::int64_t(m)), b));
+    } else
+#endif
+#if defined(__AVX2__)
+    if constexpr (detail::has_arch<A, xsimd::avx2>) {
+      p = u32(_mm256_mul_epu32(_mm256_set1_epi64x(std::int64_t(m)), b));
+    } else
+#endif
+    {
+      p = b * u32(std::uint64_t(m));
+    }
+    hi = p >> 32;
+    lo = p & u32(std::uint64_t(0xFFFFFFFFu));
+  }
+  static EMBER_INLINE S uniform(u32 x) {
+    return xsimd::to_float(xsimd::bitwise_cast<xsimd::batch<std::int64_t, A>>(x)) * S(0x1p-32) + S(0x1p-33);
+  }
+  static EMBER_INLINE u32 lanes_from(std::uint32_t first) {
+    alignas(64) std::uint64_t v[W];
+    for (int i = 0; i < W; ++i) v[i] = std::uint64_t(first) + std::uint64_t(i);
+    return u32::load_aligned(v);
+  }
+};
+
+}  // namespace ember
