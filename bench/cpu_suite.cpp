@@ -1,0 +1,205 @@
+// ember's side of the CPU comparison (bench/compare_cpu.sh): cases P1–P6 of docs/performance.md,
+// each for ember-simd (backend::cpu{}) and ember-scalar (backend::cpu{.simd = false}), printed as
+// one JSON line per (case, implementation). Every line carries a `check` of the sample moments
+// against the truth, so a speed is never shown without its correctness.
+//
+// usage: ember_cpu_bench [--quick] [--case P1] [--repeats 5]
+#include <ember/ember.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace ember;
+
+namespace {
+
+int repeats = 5;
+bool quick = false;
+
+template <class F>
+double median_seconds(F&& run) {
+  run();  // warm-up
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    run();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <int D>
+gaussian<float, D> bench_gaussian() {
+  vec<float, D> mu;
+  std::array<std::array<float, D>, D> cov{};
+  for (int i = 0; i < D; ++i) {
+    mu[i] = D == 1 ? 0.f : -1.f + 2.f * float(i) / float(D - 1);
+    cov[i][i] = D == 1 ? 1.f : 0.5f + float(i) / float(D - 1);
+  }
+  return gaussian<float, D>(mu, cov);
+}
+
+// Largest |z| of the final-state mean and variance against (mean, var) per dimension.
+template <class R>
+std::string check_moments(R const& res, std::vector<double> const& mean, std::vector<double> const& var) {
+  constexpr int D = R::dim;
+  double n = double(res.chains() - res.divergent_chains()), zm = 0, zv = 0;
+  for (int d = 0; d < D; ++d) {
+    double m = 0, q = 0;
+    for (std::int64_t c = 0; c < res.chains(); ++c)
+      if (!res.divergent(c)) m += res.final_state(c)[d];
+    m /= n;
+    for (std::int64_t c = 0; c < res.chains(); ++c)
+      if (!res.divergent(c)) q += std::pow(res.final_state(c)[d] - m, 2);
+    q /= (n - 1);
+    zm = std::max(zm, std::fabs(m - mean[std::size_t(d)]) / std::sqrt(var[std::size_t(d)] / n));
+    zv = std::max(zv, std::fabs(q - var[std::size_t(d)]) / (var[std::size_t(d)] * std::sqrt(2 / (n - 1))));
+  }
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "{\"max_z_mean\": %.2f, \"max_z_var\": %.2f, \"tol_z\": 6, \"ok\": %s}", zm, zv,
+                (zm < 6 && zv < 6) ? "true" : "false");
+  return buf;
+}
+
+template <class R>
+std::string check_finite(R const& res) {
+  constexpr int D = R::dim;
+  double m[D] = {}, q[D] = {};
+  bool ok = true;
+  for (std::int64_t c = 0; c < res.chains(); ++c)
+    for (int d = 0; d < D; ++d) {
+      double x = res.final_state(c)[d];
+      ok = ok && std::isfinite(x);
+      m[d] += x / double(res.chains());
+      q[d] += x * x / double(res.chains());
+    }
+  std::string s = "{\"truth\": null, \"mean\": [";
+  for (int d = 0; d < D; ++d) s += (d ? ", " : "") + std::to_string(m[d]);
+  s += "], \"var\": [";
+  for (int d = 0; d < D; ++d) s += (d ? ", " : "") + std::to_string(q[d] - m[d] * m[d]);
+  s += "], \"divergent_chains\": " + std::to_string(res.divergent_chains()) +
+       ", \"ok\": " + (ok ? "true" : "false") + "}";
+  return s;
+}
+
+void line(char const* cs, char const* impl, int dim, long chains, long steps, double sec, std::string const& check) {
+  std::printf(
+      "{\"case\": \"%s\", \"impl\": \"%s\", \"dim\": %d, \"chains\": %ld, \"steps\": %ld, \"seconds\": %.6g, "
+      "\"chain_steps_per_s\": %.6g, \"check\": %s}\n",
+      cs, impl, dim, chains, steps, sec, double(chains) * double(steps) / sec, check.c_str());
+  std::fflush(stdout);
+}
+
+// ULA on the P1 Gaussian: the exact law after n steps from N(0, I) with a = 1 − η/σ².
+std::pair<std::vector<double>, std::vector<double>> ula_law(int D, double eta, int n) {
+  std::vector<double> m(static_cast<std::size_t>(D)), v(static_cast<std::size_t>(D));
+  for (int i = 0; i < D; ++i) {
+    double mu = -1 + 2.0 * i / (D - 1), s2 = 0.5 + double(i) / (D - 1), a = 1 - eta / s2;
+    m[std::size_t(i)] = mu * (1 - std::pow(a, n));
+    v[std::size_t(i)] = std::pow(a, 2 * n) + 2 * eta * (1 - std::pow(a, 2 * n)) / (1 - a * a);
+  }
+  return {m, v};
+}
+
+template <class Pipe>
+void run_case(char const* cs, Pipe const& pipe, long chains, long steps, bool scalar_too,
+              auto const& check) {
+  for (bool simd : {true, false}) {
+    if (!simd && !scalar_too) continue;
+    backend::cpu be{.threads = 2, .simd = simd};
+    decltype(sample(pipe, {.chains = 1, .steps = 1}, be)) res;
+    double sec = median_seconds([&] { res = sample(pipe, {.chains = chains, .steps = steps, .seed = 7}, be); });
+    line(cs, simd ? "ember-simd" : "ember-scalar", Pipe::dim, chains, steps, sec, check(res));
+  }
+}
+
+// P5: the gradient alone at many points, points laid out [dim][point].
+template <bool Simd>
+double gradient_seconds(gaussian<float, 100> const& U, std::vector<float>& x, std::vector<float>& g, long n) {
+  constexpr int D = 100;
+  return median_seconds([&] {
+    using S = std::conditional_t<Simd, simd_batch<float>, float>;
+    constexpr long W = scalar_traits<S>::width;
+#pragma omp parallel for num_threads(2) schedule(static)
+    for (long p = 0; p < n / W; ++p) {
+      vec<S, D> xv, gv;
+      for (int d = 0; d < D; ++d) {
+        if constexpr (Simd) xv[d] = S::load_unaligned(&x[std::size_t(d * n + p * W)]);
+        else xv[d] = x[std::size_t(d * n + p)];
+      }
+      U.value_and_grad(xv, gv);
+      for (int d = 0; d < D; ++d) {
+        if constexpr (Simd) gv[d].store_unaligned(&g[std::size_t(d * n + p * W)]);
+        else g[std::size_t(d * n + p)] = gv[d];
+      }
+    }
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
+  }
+  auto want = [&](char const* c) { return only.empty() || only == c; };
+  long const scale = quick ? 10 : 1;
+
+  auto U10 = bench_gaussian<10>();
+  if (want("P1")) {
+    auto [m, v] = ula_law(10, 0.1, 100);
+    run_case("P1", ula(U10, {.step_size = 0.1}), 10'000 / scale, 100, true,
+             [&](auto const& r) { return check_moments(r, m, v); });
+  }
+  if (want("P2")) {
+    std::vector<double> m, v;
+    for (int i = 0; i < 10; ++i) {
+      m.push_back(-1 + 2.0 * i / 9);
+      v.push_back(0.5 + i / 9.0);
+    }
+    run_case("P2", hmc(U10, {.step_size = 0.1, .steps = 10}), 1'000 / std::min(scale, 2L), 100, true,
+             [&](auto const& r) { return check_moments(r, m, v); });
+  }
+  if (want("P3"))
+    run_case("P3", ula(double_well<float, 2>{}, {.step_size = 0.01}), 10'000 / scale, 100, true,
+             [](auto const& r) { return check_finite(r); });
+  if (want("P4"))
+    run_case("P4", ula(rosenbrock<float, 2>{}, {.step_size = 1e-4}), 10'000 / scale, 100, true,
+             [](auto const& r) { return check_finite(r); });
+  if (want("P5")) {
+    auto U = bench_gaussian<100>();
+    long n = 10'000;
+    std::vector<float> x(std::size_t(100 * n)), g(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(std::sin(double(i)));
+    for (bool simd : {true, false}) {
+      double sec = simd ? gradient_seconds<true>(U, x, g, n) : gradient_seconds<false>(U, x, g, n);
+      // Check: the gradient at point 0 against P (x − μ) computed in double.
+      double err = 0;
+      for (int i = 0; i < 100; ++i) {
+        double gi = 0;
+        for (int j = 0; j < 100; ++j) gi += double(U.precision[i][j]) * (x[std::size_t(j * n)] - U.mean[j]);
+        err = std::max(err, std::fabs(gi - g[std::size_t(i * n)]) / (1 + std::fabs(gi)));
+      }
+      char chk[120];
+      std::snprintf(chk, sizeof chk, "{\"max_rel_err_grad\": %.2e, \"ok\": %s}", err, err < 1e-4 ? "true" : "false");
+      line("P5", simd ? "ember-simd" : "ember-scalar", 100, n, 1, sec, chk);
+    }
+  }
+  if (want("P6")) {
+    auto [m, v] = ula_law(10, 0.1, 1000 / int(scale));
+    run_case("P6", ula(U10, {.step_size = 0.1}), 1'000'000 / scale / scale, 1000 / scale, false,
+             [&](auto const& r) { return check_moments(r, m, v); });
+  }
+}
