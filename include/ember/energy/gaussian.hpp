@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -200,7 +201,9 @@ template <class T, int D>
 gaussian(vec<T, D>, T) -> gaussian<T, D, covariance::isotropic>;
 template <class T, int D>
 gaussian(vec<T, D>, vec<T, D>) -> gaussian<T, D, covariance::diagonal>;
-template <class T, int D>
-gaussian(vec<T, D>, std::array<std::array<T, D>, D>) -> gaussian<T, D, covariance::full>;
+// std::array's size is a std::size_t: an `int D` cannot be deduced from it, hence N.
+template <class T, int D, std::size_t N>
+  requires(N == std::size_t(D))
+gaussian(vec<T, D>, std::array<std::array<T, N>, N>) -> gaussian<T, D, covariance::full>;
 
 }  // namespace ember

@@ -1,0 +1,128 @@
+// gaussian in its three covariance forms: gradients, known values, and the checks on a full
+// covariance.
+#include <ember/energy/gaussian.hpp>
+
+#include "energy/gradient_check.hpp"
+
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+using ember::vec;
+using ember_test::check_gradient_on_box;
+
+namespace {
+
+// A non-diagonal SPD covariance Σ = B Bᵀ + I with B's entries in [−1, 1]: λ_min ≥ 1.
+template <class T, int D>
+std::array<std::array<T, D>, D> spd_covariance() {
+  std::array<std::array<double, D>, D> B{};
+  for (int i = 0; i < D; ++i) {
+    auto r = ember_test::test_point<double, D>(std::uint64_t(100 + i), -1, 1);
+    for (int j = 0; j < D; ++j) B[i][j] = r[j];
+  }
+  std::array<std::array<T, D>, D> S{};
+  for (int i = 0; i < D; ++i)
+    for (int j = 0; j < D; ++j) {
+      double s = (i == j) ? 1.0 : 0.0;
+      for (int k = 0; k < D; ++k) s += B[i][k] * B[j][k];
+      S[i][j] = T(s);
+    }
+  return S;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("gaussian's analytic gradients match central differences", "[energy][gaussian]", float, double) {
+  using T = TestType;
+  constexpr int D = 4;
+  vec<T, D> mu{{T(0.5), T(-1), T(2), T(0)}};
+  // U is quadratic: no truncation error (m3 = 0); its terms are positive, so |U| bounds them.
+  SECTION("isotropic") {
+    ember::gaussian U(mu, T(0.7));
+    check_gradient_on_box(U, 20, -3, 3, {0, 1});
+  }
+  SECTION("diagonal") {
+    ember::gaussian U(mu, vec<T, D>{{T(0.5), T(1), T(2), T(3)}});
+    check_gradient_on_box(U, 20, -3, 3, {0, 1});
+  }
+  SECTION("full") {
+    ember::gaussian U(mu, spd_covariance<T, D>());
+    // Off-diagonal precision terms cancel: |r|² ≤ 4·5² times |P_ij| ≤ 1 (λ_min(Σ) ≥ 1) bounds them.
+    check_gradient_on_box(U, 20, -3, 3, {0, 4 * D * 25});
+  }
+}
+
+TEMPLATE_TEST_CASE("gaussian is zero at its mean and has the right normaliser", "[energy][gaussian]", float, double) {
+  using T = TestType;
+  constexpr int D = 3;
+  vec<T, D> mu{{T(1), T(-2), T(0.25)}};
+  double const two_pi = 6.283185307179586;
+  ember::gaussian iso(mu, T(2));
+  ember::gaussian dia(mu, vec<T, D>{{T(1), T(2), T(0.5)}});
+  std::array<std::array<T, D>, D> cov{{{T(4), T(0), T(0)}, {T(0), T(4), T(0)}, {T(0), T(0), T(4)}}};
+  ember::gaussian full(mu, cov);
+  CHECK(iso.value(mu) == T(0));
+  CHECK(dia.value(mu) == T(0));
+  CHECK(full.value(mu) == T(0));
+  double eps = std::numeric_limits<T>::epsilon();
+  CHECK(double(iso.log_normalizer()) == Approx(0.5 * D * std::log(two_pi * 4)).epsilon(10 * eps));
+  CHECK(double(full.log_normalizer()) == Approx(0.5 * D * std::log(two_pi * 4)).epsilon(10 * eps));
+  CHECK(double(dia.log_normalizer()) == Approx(0.5 * D * std::log(two_pi) + std::log(1.0 * 2 * 0.5)).epsilon(10 * eps));
+  // One unit of σ away along one axis: U = ½ in every form.
+  vec<T, D> x = mu;
+  x[1] = x[1] + T(2);
+  CHECK(double(iso.value(x)) == Approx(0.5).epsilon(10 * eps));
+  CHECK(double(full.value(x)) == Approx(0.5).epsilon(10 * eps));
+  x = mu;
+  x[2] = x[2] + T(0.5);
+  CHECK(double(dia.value(x)) == Approx(0.5).epsilon(10 * eps));
+}
+
+TEMPLATE_TEST_CASE("the full-covariance gaussian's precision times its covariance is the identity", "[energy][gaussian]",
+                   float, double) {
+  using T = TestType;
+  constexpr int D = 6;
+  auto cov = spd_covariance<T, D>();
+  ember::gaussian U(vec<T, D>{}, cov);
+  // Σ's eigenvalues lie in [1, tr Σ], so cond(Σ) ≤ tr Σ; the precision is computed in double and
+  // rounded to T, so each entry of PΣ is off by about D·ε_T·max|P|·max|Σ|, plus ε_double·cond.
+  double tr = 0, maxs = 0, maxp = 0;
+  for (int i = 0; i < D; ++i) {
+    tr += double(cov[i][i]);
+    for (int j = 0; j < D; ++j) {
+      maxs = std::max(maxs, std::abs(double(cov[i][j])));
+      maxp = std::max(maxp, std::abs(double(U.precision[i][j])));
+    }
+  }
+  double tol = 4 * D * (std::numeric_limits<T>::epsilon() * maxp * maxs + 1e-16 * tr);
+  for (int i = 0; i < D; ++i)
+    for (int j = 0; j < D; ++j) {
+      double s = 0;
+      for (int k = 0; k < D; ++k) s += double(U.precision[i][k]) * double(cov[k][j]);
+      INFO("(P Σ)(" << i << ", " << j << ") = " << s);
+      CHECK(std::abs(s - (i == j ? 1.0 : 0.0)) <= tol);
+    }
+}
+
+TEST_CASE("the full-covariance gaussian rejects a covariance that is not symmetric positive definite", "[energy][gaussian]") {
+  using Cov = std::array<std::array<double, 2>, 2>;
+  vec<double, 2> mu{{0, 0}};
+  auto message = [&](Cov const& c) -> std::string {
+    try {
+      ember::gaussian U(mu, c);
+      (void)U;
+    } catch (std::invalid_argument const& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  CHECK_THAT(message(Cov{{{1, 0.5}, {0.4, 1}}}), Catch::Contains("not symmetric"));
+  CHECK_THAT(message(Cov{{{1, 2}, {2, 1}}}), Catch::Contains("not positive definite"));
+  CHECK_THAT(message(Cov{{{0, 0}, {0, 1}}}), Catch::Contains("not positive definite"));
+  CHECK_THAT(message(Cov{{{1, 0}, {0, NAN}}}), Catch::Contains("non-finite"));
+  CHECK(message(Cov{{{2, 0.5}, {0.5, 1}}}) == "no exception");
+  // Non-positive scales of the other forms are rejected too.
+  CHECK_THROWS_AS(ember::gaussian(mu, 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(ember::gaussian(mu, vec<double, 2>{{1.0, -1.0}}), std::invalid_argument);
+}
