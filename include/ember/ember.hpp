@@ -6,12 +6,14 @@
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
 #include <ember/core/config.hpp>
+#include <ember/core/dual.hpp>
 #include <ember/core/math.hpp>
 #include <ember/core/rng.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/diagnostics/ess.hpp>
 #include <ember/diagnostics/rhat.hpp>
 #include <ember/energy/ackley.hpp>
+#include <ember/energy/custom_energy.hpp>
 #include <ember/energy/double_well.hpp>
 #include <ember/energy/expression.hpp>
 #include <ember/energy/gaussian.hpp>
