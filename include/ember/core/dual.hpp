@@ -10,9 +10,10 @@
 /// `mask_t<T>`. Trivially copyable, no std:: containers, no exceptions: usable in CUDA device
 /// code. Models a scalar type: `scalar_traits<dual<T, N>>` gives element type, mask and width.
 ///
-/// The primitives below (exp, log, log1p, expm1, sqrt, pow, sin, cos, tanh, abs, select) are
+/// The primitives below (exp, log, log1p, expm1, sqrt, pow, sin, cos, tanh, sigmoid, abs,
+/// select) are
 /// found by ADL because `dual` lives in namespace ember, so `using std::sin; sin(x)` works on
-/// a dual; sigmoid, softplus, min, max and log_sum_exp in core/math.hpp are built on them.
+/// a dual; softplus, min, max and log_sum_exp in core/math.hpp are built on them.
 
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
@@ -257,6 +258,13 @@ template <class T, int N>
 EMBER_HD EMBER_INLINE dual<T, N> tanh(dual<T, N> const& a) {
   T t = tanh(a.val);
   return detail::chain(a, t, T(T(1) - t * t));
+}
+/// σ(a)' = σ(a) (1 − σ(a)) a'. Overrides core/math.hpp's generic 1 / (1 + e^{−a}), whose chain
+/// rule gives ∞ · 0 = NaN once e^{−a} overflows (a < −88 in float).
+template <class T, int N>
+EMBER_HD EMBER_INLINE dual<T, N> sigmoid(dual<T, N> const& a) {
+  T s = sigmoid(a.val);
+  return detail::chain(a, s, T(s * (T(1) - s)));
 }
 /// |a|' = sign(a) a', with sign(0) = +1 (a subgradient).
 template <class T, int N>

@@ -32,6 +32,23 @@ inline constexpr int dual_passes = (D + max_dual_partials - 1) / max_dual_partia
 template <int D>
 inline constexpr int dual_chunk = (D + dual_passes<D> - 1) / dual_passes<D>;
 
+// Partials per pass actually carried for scalar type S. On the host, for one chain in a plain
+// float or double, N is rounded up to 4, 8 or 16 so the partials fill whole SIMD registers
+// (D = 10 as 8 + 2 lanes costs three instructions per operation, as 16 lanes one); the extra
+// lanes are seeded 0. SIMD batches and device code carry exactly N (every lane costs there).
+template <class S, int D>
+constexpr int dual_partials() {
+  constexpr int n = dual_chunk<D>;
+#if defined(__CUDA_ARCH__)
+  return n;
+#else
+  if constexpr (scalar_traits<S>::width == 1 && std::is_floating_point_v<S>)
+    return n <= 4 ? 4 : n <= 8 ? 8 : n;
+  else
+    return n;
+#endif
+}
+
 template <class F, class T, int D>
 concept callable_on_duals = std::invocable<F const&, vec<dual<T, dual_chunk<D>>, D> const&>;
 
@@ -72,7 +89,7 @@ struct callable_energy {
     } else if constexpr (detail::callable_on_duals<F, T, D>) {
       constexpr int N = detail::dual_chunk<D>;
       constexpr int P = detail::dual_passes<D>;
-      using dual_t = dual<S, N>;
+      using dual_t = dual<S, detail::dual_partials<S, D>()>;
       S u = S(0);
       for (int p = 0; p < P; ++p) {
         vec<dual_t, D> xd;
