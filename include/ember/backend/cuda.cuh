@@ -136,9 +136,15 @@ __device__ EMBER_INLINE double warp_sum(double v) {
 // value. Every thread of the block must call it (the kernel keeps surplus threads running as
 // ghosts that contribute zeros). `value(i)` is called with compile-time i only, so per-thread
 // values stay in registers.
+// One 8 KiB buffer per kernel, shared by every reduction in it: [warp][value within a chunk].
+__device__ inline double (*reduction_buffer())[32] {
+  __shared__ double part[32][32];
+  return part;
+}
+
 template <int N, class F>
 __device__ EMBER_INLINE void block_sum_into(double* dst, F const& value) {
-  __shared__ double part[32][32];  // [warp][value within a chunk of 32]
+  double(*part)[32] = reduction_buffer();
   int const lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5, warps = int(blockDim.x) >> 5;
   [&]<int... I>(std::integer_sequence<int, I...>) {
     // Chunks of 32 values, so the shared buffer is 8 KiB whatever D is.
