@@ -24,6 +24,9 @@ struct palindromic {
   static constexpr int size = int(sizeof(Coefficients::value) / sizeof(double));
   static_assert(size % 2 == 1, "a palindromic integrator has an odd number of coefficients");
   static constexpr int gradients_per_step = size / 2;
+  // Coefficient J as a constexpr scalar: device code may use those (not a host array's elements).
+  template <std::size_t J>
+  static constexpr double coefficient = Coefficients::value[J];
 
   template <class E, class S, int D>
   EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& p,
@@ -31,7 +34,7 @@ struct palindromic {
     using T = element_t<S>;
     for (int l = 0; l < L; ++l)
       [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (substep<J>(U, s, p, T(c[J]) * eps, inv_mass), ...);
+        (substep<J>(U, s, p, T(coefficient<J>) * eps, inv_mass), ...);
       }(std::make_index_sequence<size>{});
   }
 
