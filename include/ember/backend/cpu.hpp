@@ -162,7 +162,9 @@ void backend::cpu::run(P const& pipe, schedule const& sch,
   using B = simd_batch<T>;
   constexpr std::int64_t W = std::int64_t(B::size);
   std::int64_t blk = block > 0 ? block : std::max<std::int64_t>(64, (C + 8 * nthreads - 1) / (8 * nthreads));
-  if (block == 0) blk = (blk + W - 1) / W * W;  // whole batches per block
+  // Whole batches per block: then which chains run as a batch (and which in the scalar tail)
+  // depends on C alone, never on the block size, and so do the draws.
+  if (block == 0 || simd) blk = (blk + W - 1) / W * W;
   std::int64_t const nblocks = (C + blk - 1) / blk;
   std::size_t const stride = P::tracks_any ? std::size_t(sch.kept) * detail::track_stride<D> : 0;
 

@@ -71,11 +71,13 @@ EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_
     return info.accepted;
   };
 
-  for (std::int64_t t = 0; t < sch.burn_in; ++t) advance(t);
+  // One loop and one call of advance for burn-in and kept steps alike, so every transition is
+  // the same machine code and a chain's path does not depend on where burn-in ends.
   std::int64_t k = 0, until_keep = sch.thin;
   T inv_thin = T(1) / T(sch.thin);
-  for (std::int64_t j = 0; j < sch.steps; ++j) {
-    S a = advance(sch.burn_in + j);
+  for (std::int64_t t = 0; t < sch.burn_in + sch.steps; ++t) {
+    S a = advance(t);
+    if (t < sch.burn_in) continue;
     accepted_total = accepted_total + a;
     window = window + a;
     if (--until_keep == 0) {
