@@ -33,9 +33,9 @@ template <int D>
 inline constexpr int dual_chunk = (D + dual_passes<D> - 1) / dual_passes<D>;
 
 // Partials per pass actually carried for scalar type S. On the host, for one chain in a plain
-// float or double, N is rounded up to 4, 8 or 16 so the partials fill whole SIMD registers
-// (D = 10 as 8 + 2 lanes costs three instructions per operation, as 16 lanes one); the extra
-// lanes are seeded 0. SIMD batches and device code carry exactly N (every lane costs there).
+// float or double, N is rounded up to 4 or 8 so the partials fill whole SIMD registers; the
+// extra lanes are seeded 0. Rounding 10 up to 16 measured slower (bench/dual_cost.cpp), so N > 8
+// stays as is. SIMD batches and device code carry exactly N (every lane costs there).
 template <class S, int D>
 constexpr int dual_partials() {
   constexpr int n = dual_chunk<D>;
