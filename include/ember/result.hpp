@@ -16,6 +16,7 @@
 #include <ember/diagnostics/rhat.hpp>
 #include <ember/pipeline/pipeline.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -44,6 +45,7 @@ struct draws_view {
 
 /// Per-kept-step diagnostics over the chains still live at that step (`track(...)`).
 /// Vectors have one entry per kept step; those of diagnostics that were not tracked are empty.
+/// A kept step at which no chain is live has `live_chains` 0 and zeros elsewhere (never 0/0).
 template <int D>
 struct trace {
   std::vector<std::int64_t> live_chains;
@@ -70,6 +72,11 @@ struct summary_table {
     os << line;
     os << (s.from_draws ? "  statistics over the recorded draws of non-divergent chains\n"
                         : "  statistics over final states (record() was not in the pipeline)\n");
+    if (s.chains - s.divergent_chains < 2) {
+      std::snprintf(line, sizeof line, "  fewer than two chains stayed finite (%lld divergent): no statistics\n",
+                    (long long)s.divergent_chains);
+      return os << line;
+    }
     os << "  dim        mean          sd         ESS     R-hat\n";
     for (int d = 0; d < D; ++d) {
       auto const& r = s.dims[d];
@@ -133,7 +140,8 @@ class result {
     for (std::int64_t c = 0; c < chains_; ++c)
       if (!frozen_[std::size_t(c)]) live.push_back(c);
     auto M = std::int64_t(live.size());
-    for (int d = 0; d < D; ++d) {
+    for (int d = 0; d < D && M < 2; ++d) s.dims[d] = {0, 0, 0, 0};
+    for (int d = 0; d < D && M >= 2; ++d) {
       auto& r = s.dims[d];
       if (s.from_draws) {
         auto x = [&](std::int64_t j, std::int64_t i) { return double(samples()(i, live[std::size_t(j)], d)); };
@@ -165,5 +173,47 @@ class result {
   double acceptance_ = 0, seconds_ = 0;
   ember::trace<D> trace_;
 };
+
+namespace detail {
+
+// Tracked sums per kept step, as every backend accumulates them:
+// [live count, Σ energy, Σ window acceptance, Σx (D), Σx² (D)].
+template <int D>
+inline constexpr int track_stride = 3 + 2 * D;
+
+// Fills the run-level numbers of `out` from a backend's totals: divergent chains (from the
+// per-chain flags), divergent transitions, the acceptance rate over live chains, and the trace
+// from `track` (kept × track_stride sums). A kept step with no live chain has zeros and
+// live_chains = 0, never 0/0.
+template <class P, class T, int D>
+void finish_result(result<T, D>& out, double const* track, double accepted, double divergent) {
+  auto const& sch = out.sched_;
+  out.divergent_transitions_ = std::int64_t(divergent);
+  out.divergent_chains_ = 0;
+  for (auto f : out.frozen_) out.divergent_chains_ += f;
+  std::int64_t const live = out.chains_ - out.divergent_chains_;
+  out.acceptance_ = (live > 0 && sch.steps > 0) ? accepted / (double(live) * double(sch.steps)) : 0.0;
+  if constexpr (P::tracks_any) {
+    auto& tr = out.trace_;
+    for (std::int64_t k = 0; k < sch.kept; ++k) {
+      double const* a = track + std::size_t(k) * track_stride<D>;
+      double const n = a[0], inv = n > 0 ? 1.0 / n : 0.0;
+      tr.live_chains.push_back(std::int64_t(n));
+      if constexpr (P::tracks_moments) {
+        vec<double, D> m, v;
+        for (int d = 0; d < D; ++d) {
+          m[d] = a[3 + d] * inv;
+          v[d] = n > 1 ? std::max(0.0, (a[3 + D + d] - n * m[d] * m[d]) / (n - 1)) : 0.0;
+        }
+        tr.mean.push_back(m);
+        tr.variance.push_back(v);
+      }
+      if constexpr (P::tracks_energy) tr.energy.push_back(a[1] * inv);
+      if constexpr (P::tracks_acceptance) tr.acceptance.push_back(a[2] * inv);
+    }
+  }
+}
+
+}  // namespace detail
 
 }  // namespace ember

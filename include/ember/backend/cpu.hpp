@@ -50,11 +50,6 @@ struct cpu {
 
 namespace detail {
 
-// Per-block accumulators of the tracked diagnostics: for each kept step, [live count, energy,
-// acceptance, Σx (D), Σx² (D)].
-template <int D>
-inline constexpr int track_stride = 3 + 2 * D;
-
 template <class P>
 struct cpu_sink {
   using T = typename P::value_type;
@@ -69,7 +64,8 @@ struct cpu_sink {
   double accepted = 0;
   double divergent_transitions = 0;
 
-  // Sum over lanes, in the lane type's precision, then in double.
+  // Sum over lanes in the lane type's precision (16 floats: relative error ~1e-7), then in
+  // double across batches and blocks.
   template <class S>
   static double total(S const& v) {
     if constexpr (scalar_traits<S>::width == 1)
@@ -178,12 +174,14 @@ void backend::cpu::run(P const& pipe, schedule const& sch,
                              out.diverged_at_.data(), C, track.data() + std::size_t(b) * stride};
     std::int64_t end = std::min(C, (b + 1) * blk);
     std::int64_t c = b * blk;
+#if !defined(__CUDACC__)  // nvcc rejects xsimd batches in host-device code: scalar path only
     if (simd)
       for (; c + W <= end; c += W) {
         auto ci = std::uint32_t(c);
         auto x0 = opt.init.empty() ? default_start<B, D>(seed, ci) : detail::load_start<B>(opt.init, c);
         fused_loop<B>(kernel, sch, seed, ci, x0, sink);
       }
+#endif
     for (; c < end; ++c) {
       auto ci = std::uint32_t(c);
       auto x0 = opt.init.empty() ? default_start<T, D>(seed, ci) : detail::load_start<T>(opt.init, c);
@@ -207,33 +205,11 @@ void backend::cpu::run(P const& pipe, schedule const& sch,
     acc += accepted[std::size_t(b)];
     div += divergent[std::size_t(b)];
   }
-  out.divergent_transitions_ = std::int64_t(div);
-  for (auto f : out.frozen_) out.divergent_chains_ += f;
-  std::int64_t live = C - out.divergent_chains_;
-  out.acceptance_ = (live > 0 && sch.steps > 0) ? acc / (double(live) * double(sch.steps)) : 0.0;
-
-  if constexpr (P::tracks_any) {
-    auto& tr = out.trace_;
-    for (std::int64_t k = 0; k < sch.kept; ++k) {
-      double a[detail::track_stride<D>] = {};
-      for (std::int64_t b = 0; b < nblocks; ++b)
-        for (int i = 0; i < detail::track_stride<D>; ++i)
-          a[i] += track[std::size_t(b) * stride + std::size_t(k) * detail::track_stride<D> + i];
-      double n = a[0];
-      tr.live_chains.push_back(std::int64_t(n));
-      if constexpr (P::tracks_moments) {
-        vec<double, D> m, v;
-        for (int d = 0; d < D; ++d) {
-          m[d] = a[3 + d] / n;
-          v[d] = n > 1 ? std::max(0.0, (a[3 + D + d] - n * m[d] * m[d]) / (n - 1)) : 0.0;
-        }
-        tr.mean.push_back(m);
-        tr.variance.push_back(v);
-      }
-      if constexpr (P::tracks_energy) tr.energy.push_back(a[1] / n);
-      if constexpr (P::tracks_acceptance) tr.acceptance.push_back(a[2] / n);
-    }
-  }
+  // Blocks' tracked sums, added in block order (fixed, so the trace does not depend on threads).
+  std::vector<double> sums(stride, 0.0);
+  for (std::int64_t b = 0; b < nblocks; ++b)
+    for (std::size_t i = 0; i < stride; ++i) sums[i] += track[std::size_t(b) * stride + i];
+  detail::finish_result<P>(out, sums.data(), acc, div);
 }
 
 }  // namespace ember

@@ -344,30 +344,7 @@ void backend::cuda::run(P const& pipe, schedule const& sch, sample_options<typen
   cuda_check(cudaMemcpy(tot, totals.ptr, sizeof tot, cudaMemcpyDeviceToHost), "cudaMemcpy(totals)");
 
   // The same summaries as backend::cpu, from the device's sums.
-  out.divergent_transitions_ = std::int64_t(tot[1]);
-  out.divergent_chains_ = 0;
-  for (auto f : out.frozen_) out.divergent_chains_ += f;
-  std::int64_t const live = C - out.divergent_chains_;
-  out.acceptance_ = (live > 0 && sch.steps > 0) ? tot[0] / (double(live) * double(sch.steps)) : 0.0;
-  if constexpr (P::tracks_any) {
-    auto& t = out.trace_;
-    for (std::int64_t k = 0; k < sch.kept; ++k) {
-      double const* a = tr.data() + std::size_t(k) * detail::track_stride<D>;
-      double n = a[0];
-      t.live_chains.push_back(std::int64_t(n));
-      if constexpr (P::tracks_moments) {
-        vec<double, D> m, v;
-        for (int d = 0; d < D; ++d) {
-          m[d] = a[3 + d] / n;
-          v[d] = n > 1 ? std::max(0.0, (a[3 + D + d] - n * m[d] * m[d]) / (n - 1)) : 0.0;
-        }
-        t.mean.push_back(m);
-        t.variance.push_back(v);
-      }
-      if constexpr (P::tracks_energy) t.energy.push_back(a[1] / n);
-      if constexpr (P::tracks_acceptance) t.acceptance.push_back(a[2] / n);
-    }
-  }
+  detail::finish_result<P>(out, tr.data(), tot[0], tot[1]);
 }
 
 }  // namespace ember

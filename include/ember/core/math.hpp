@@ -45,6 +45,7 @@ EMBER_UNARY_MATH(sin, sin)
 EMBER_UNARY_MATH(cos, cos)
 EMBER_UNARY_MATH(tanh, tanh)
 EMBER_UNARY_MATH(abs, fabs)
+EMBER_UNARY_MATH(floor, floor)
 #undef EMBER_UNARY_MATH
 
 template <std::floating_point T>

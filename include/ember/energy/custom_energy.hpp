@@ -55,8 +55,9 @@ concept callable_on_duals = std::invocable<F const&, vec<dual<T, dual_chunk<D>>,
 template <class F, class T, int D>
 concept has_own_gradient = requires(F const& f, vec<T, D> const& x, vec<T, D>& g) { f.value_and_grad(x, g); };
 
+EMBER_EXEC_CHECK_DISABLE
 template <class F, class S, int D>
-EMBER_EXEC_CHECK_DISABLE EMBER_HD EMBER_INLINE S call_value(F const& f, vec<S, D> const& x) {
+EMBER_HD EMBER_INLINE S call_value(F const& f, vec<S, D> const& x) {
   if constexpr (requires { f.value(x); })
     return S(f.value(x));
   else
