@@ -58,25 +58,30 @@ import numpy as np  # noqa: E402  (after the environment is set)
 # --------------------------------------------------------------------------
 EMBER_IMPLS = ("ember-simd", "ember-scalar")
 
+# Sizes, and the --quick sizes, are those of ember's bench/cpu_suite.cpp.
 CASES: dict[str, dict] = {
     "P1": dict(method="ula", target="gaussian", dim=10, chains=10_000, steps=100,
                params=dict(eta=0.1),
-               quick=dict(chains=1_000, steps=20)),
+               quick=dict(chains=1_000)),
     "P2": dict(method="hmc", target="gaussian", dim=10, chains=1_000, steps=100,
                params=dict(eps=0.1, L=10),
-               quick=dict(chains=200, steps=20)),
+               quick=dict(chains=500)),
     "P3": dict(method="ula", target="double_well", dim=2, chains=10_000, steps=100,
                params=dict(eta=0.01, h=2.0, b=1.0),
-               quick=dict(chains=1_000, steps=20)),
+               quick=dict(chains=1_000)),
     "P4": dict(method="ula", target="rosenbrock", dim=2, chains=10_000, steps=100,
                params=dict(eta=1e-4, a=1.0, b=100.0),
-               quick=dict(chains=1_000, steps=20)),
+               quick=dict(chains=1_000)),
     "P5": dict(method="grad", target="gaussian", dim=100, chains=10_000, steps=1,
                params=dict(),
-               quick=dict(chains=1_000)),
+               quick=dict()),
     "P6": dict(method="ula", target="gaussian", dim=10, chains=1_000_000, steps=1_000,
                params=dict(eta=0.1),
-               quick=dict(chains=20_000, steps=50),
+               quick=dict(chains=10_000, steps=100, repeats=5, aot_compile=False),
+               # one BlackJAX run of P6 takes minutes (JAX's CPU random numbers,
+               # ~50M normals/s on 2 cores, and P6 needs 1e10 of them), so by
+               # default P6 is timed once, after compiling ahead of time.
+               repeats=1, aot_compile=True,
                only=EMBER_IMPLS + ("blackjax",)),
 }
 CASE_NAMES = tuple(CASES)
@@ -87,6 +92,7 @@ def case_config(name: str, quick: bool) -> dict:
     cfg["params"] = dict(cfg["params"])
     if quick:
         cfg.update(CASES[name]["quick"])
+    cfg.setdefault("repeats", 5)
     cfg["name"] = name
     cfg["quick"] = quick
     return cfg
@@ -202,6 +208,10 @@ def cached(key: str, compute: Callable[[], dict]) -> dict:
 # --------------------------------------------------------------------------
 # Checks
 # --------------------------------------------------------------------------
+def _sig(x: float, digits: int = 4) -> float:
+    return float(f"{x:.{digits}g}")
+
+
 K_SE = 6.0          # tolerance = K_SE standard errors
 U32 = 2.0 ** -24    # unit roundoff of float32
 
@@ -221,7 +231,7 @@ def poisson_upper(lam: float, tail: float = 1e-9) -> int:
 
 def _worst(err, tol):
     i = int(np.argmax(err / tol))
-    return float(err[i]), float(tol[i])
+    return _sig(float(err[i])), _sig(float(tol[i]))
 
 
 def check_moments(samples, true_mean, true_var, *, truth: str,
@@ -259,7 +269,7 @@ def check_moments(samples, true_mean, true_var, *, truth: str,
     res.update(mean_err=me, mean_tol=mt, var_err=ve, var_tol=vt,
                k_se=K_SE, nonfinite=nonfinite)
     if nonfinite_expected:
-        res.update(nonfinite_expected=float(nonfinite_expected), nonfinite_max=nf_max)
+        res.update(nonfinite_expected=_sig(float(nonfinite_expected)), nonfinite_max=nf_max)
     res["sample_mean"] = [round(float(t), 5) for t in m]
     res["sample_var"] = [round(float(t), 5) for t in v]
     if extra:
@@ -286,8 +296,8 @@ def check_gradient(x32, g32, mu, prec) -> dict:
     ok = bool(np.all(np.isfinite(g)) and np.all(err <= bound))
     i = np.unravel_index(int(np.argmax(err / bound)), err.shape)
     return {"truth": "float64 P(x-mu) at the same points",
-            "grad_err": float(err.max()), "worst_err": float(err[i]),
-            "worst_tol": float(bound[i]), "tol": f"gamma_{k} |P|(|x|+|mu|)",
+            "grad_err": _sig(float(err.max())), "worst_err": _sig(float(err[i])),
+            "worst_tol": _sig(float(bound[i])), "tol": f"gamma_{k} |P|(|x|+|mu|)",
             "ok": ok}
 
 
@@ -343,10 +353,12 @@ class Timing:
 
 
 def measure(run: Callable[[int], object], repeats: int,
-            prepare: Callable[[int], object] | None = None, inner: int = 1) -> Timing:
-    """One warm-up run, then `repeats` timed runs; run(i) must return only
-    when its work is finished (block_until_ready for JAX).  prepare(i) runs
-    outside the timer and its return value is passed to run()."""
+            prepare: Callable[[int], object] | None = None, inner: int = 1,
+            warmup: bool = True) -> Timing:
+    """One warm-up run (unless warmup=False), then `repeats` timed runs;
+    run(i) must return only when its work is finished (block_until_ready for
+    JAX).  prepare(i) runs outside the timer and its return value is passed
+    to run()."""
     def once(i):
         arg = prepare(i) if prepare else i
         t0 = time.perf_counter()
@@ -355,7 +367,7 @@ def measure(run: Callable[[int], object], repeats: int,
             out = run(arg)
         return (time.perf_counter() - t0) / inner, out
 
-    first, out = once(0)
+    first, out = once(0) if warmup else (float("nan"), None)
     runs = []
     for i in range(1, repeats + 1):
         t, out = once(i)
@@ -363,15 +375,17 @@ def measure(run: Callable[[int], object], repeats: int,
     return Timing(first=first, runs=runs, result=out, inner=inner)
 
 
-def calibrate_inner(call: Callable[[], object], target_s: float = 0.2) -> int:
-    """How many back-to-back calls make a timed run of about target_s."""
-    call()
-    n, t = 0, 0.0
-    t0 = time.perf_counter()
-    while t < 0.05:
-        call()
-        n += 1
-        t = time.perf_counter() - t0
+def calibrate_inner(call: Callable[[], object], target_s: float = 0.25) -> int:
+    """How many back-to-back calls make a timed run of about target_s
+    (after at least 0.1 s of warm-up calls)."""
+    for limit in (0.1, 0.1):          # warm up, then measure
+        n, t0 = 0, time.perf_counter()
+        while True:
+            call()
+            n += 1
+            t = time.perf_counter() - t0
+            if t >= limit:
+                break
     return max(1, math.ceil(target_s / (t / n)))
 
 
@@ -380,6 +394,7 @@ class Outcome:
     timing: Timing
     final: object                     # array (chains, dim) or (x, grad) for P5
     compile_reported: bool = False
+    compile_seconds: float | None = None  # measured directly (AOT); else warm-up - median
     note: str | None = None
     extra: dict = field(default_factory=dict)   # e.g. accept_rate, merged into check
 
@@ -392,17 +407,15 @@ def emit(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def _sig(x: float, digits: int = 4) -> float:
-    return float(f"{x:.{digits}g}")
-
-
 def result_line(impl: str, cfg: dict, out: Outcome, version: str) -> dict:
     t = out.timing
     sec = t.median
     line = {"case": cfg["name"], "impl": impl, "dim": cfg["dim"],
             "chains": cfg["chains"], "steps": cfg["steps"],
             "seconds": _sig(sec), "chain_steps_per_s": _sig(cfg["chains"] * cfg["steps"] / sec)}
-    if out.compile_reported:
+    if out.compile_seconds is not None:
+        line["compile_seconds"] = _sig(out.compile_seconds)
+    elif out.compile_reported:
         line["compile_seconds"] = _sig(max(0.0, t.first - sec))
     check = check_case(cfg, out.final)
     if out.extra:
@@ -412,7 +425,8 @@ def result_line(impl: str, cfg: dict, out: Outcome, version: str) -> dict:
         line["note"] = out.note
     line.update(params=cfg["params"], repeats=len(t.runs),
                 seconds_min=_sig(min(t.runs)), seconds_max=_sig(max(t.runs)),
-                warmup_seconds=_sig(t.first), threads=NTHREADS, cpus=PINNED_CPUS,
+                warmup_seconds=None if math.isnan(t.first) else _sig(t.first),
+                threads=NTHREADS, cpus=PINNED_CPUS,
                 version=version)
     if t.inner > 1:
         line["calls_per_run"] = t.inner
@@ -426,15 +440,15 @@ def parse_args(desc: str) -> argparse.Namespace:
     ap.add_argument("--case", default="all",
                     help="P1..P6, a comma-separated list, or 'all' (default)")
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    ap.add_argument("--repeats", type=int, default=5,
-                    help="timed runs after one warm-up run (default 5)")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help="timed runs after one warm-up run (default 5; P6: 1)")
     ap.add_argument("--seed", type=int, default=1234)
     args = ap.parse_args()
     names = CASE_NAMES if args.case == "all" else tuple(c.strip().upper() for c in args.case.split(","))
     for c in names:
         if c not in CASES:
             ap.error(f"unknown case {c!r}; known: {', '.join(CASE_NAMES)}")
-    if args.repeats < 1:
+    if args.repeats is not None and args.repeats < 1:
         ap.error("--repeats must be >= 1")
     args.cases = names
     return args
@@ -449,6 +463,8 @@ def main(impl: str, desc: str, runners: dict[str, Callable], version: Callable[[
     ver = None
     for name in args.cases:
         cfg = case_config(name, args.quick)
+        if args.repeats is not None:
+            cfg["repeats"] = args.repeats
         base = {"case": name, "impl": impl, "dim": cfg["dim"], "chains": cfg["chains"],
                 "steps": cfg["steps"]}
         only = cfg.get("only")

@@ -118,7 +118,7 @@ def run_ula(cfg, args):
         return ula(x0, grad, eta, steps, gen)
 
     with torch.no_grad():
-        t = common.measure(run, args.repeats, prepare)
+        t = common.measure(run, cfg["repeats"], prepare)
     return common.Outcome(t, t.result.numpy())
 
 
@@ -127,7 +127,7 @@ def run_hmc(cfg, args):
     p = cfg["params"]
     with torch.no_grad():
         t = common.measure(lambda a: hmc(a[0], mu, prec, p["eps"], p["L"], cfg["steps"], a[1]),
-                           args.repeats, lambda i: _x0(cfg, args.seed + i))
+                           cfg["repeats"], lambda i: _x0(cfg, args.seed + i))
     x, rate = t.result
     return common.Outcome(t, x.numpy(), extra={"accept_rate": round(rate, 4)})
 
@@ -137,7 +137,7 @@ def run_grad(cfg, args):
     x, _ = _x0(cfg, args.seed)
     with torch.no_grad():
         inner = common.calibrate_inner(lambda: grad(x))
-        t = common.measure(lambda _: grad(x), args.repeats, inner=inner)
+        t = common.measure(lambda _: grad(x), cfg["repeats"], inner=inner)
     return common.Outcome(t, (x.numpy(), t.result.numpy()))
 
 
