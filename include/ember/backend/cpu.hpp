@@ -2,8 +2,8 @@
 /// \file
 /// `backend::cpu`: chains in blocks over OpenMP threads (Thrust's OMP system); inside a block
 /// a SIMD batch of chains (16 floats with AVX-512) runs the whole fused loop
-/// (pipeline/fused_loop.hpp) before the next batch starts; the chains left over after the last
-/// full batch run one at a time. `backend::cpu{.simd = false}` runs every chain one at a time.
+/// (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs with its
+/// extra lanes masked off. `backend::cpu{.simd = false}` runs every chain one at a time.
 /// Per-kept-step diagnostics are summed per block in double and combined at the end, so
 /// blocks never share a cache line on the hot path.
 
@@ -63,7 +63,20 @@ struct cpu_sink {
   double* track;  // this block's slice
   double accepted = 0;
   double divergent_transitions = 0;
+  int lanes = 1;  // chains of the current batch that exist; the last batch may be partial
 
+  // Lanes of the current batch that carry real chains (the rest run ghost chains past the end,
+  // whose results are dropped).
+  template <class S>
+  mask_t<S> real() const {
+    if constexpr (scalar_traits<S>::width == 1) {
+      return true;
+    } else {
+      alignas(64) T idx[S::size];
+      for (std::size_t i = 0; i < S::size; ++i) idx[i] = T(i);
+      return S::load_aligned(idx) < S(T(lanes));
+    }
+  }
   // Sum over lanes in the lane type's precision (16 floats: relative error ~1e-7), then in
   // double across batches and blocks.
   template <class S>
@@ -74,11 +87,16 @@ struct cpu_sink {
       return double(xsimd::hadd(v));
   }
   template <class S>
-  static void store(T* p, S const& v) {
-    if constexpr (scalar_traits<S>::width == 1)
+  void store(T* p, S const& v) const {
+    if constexpr (scalar_traits<S>::width == 1) {
       *p = v;
-    else
+    } else if (lanes == int(S::size)) {
       v.store_unaligned(p);
+    } else {
+      alignas(64) T tmp[S::size];
+      v.store_aligned(tmp);
+      for (int i = 0; i < lanes; ++i) p[i] = tmp[i];
+    }
   }
 
   template <class S>
@@ -86,6 +104,7 @@ struct cpu_sink {
     if constexpr (P::records)
       for (int d = 0; d < D; ++d) store(samples + (k * D + d) * chains + c, s.x[d]);
     if constexpr (P::tracks_any) {
+      live = live && real<S>();
       if (!any(live)) return;
       double* a = track + k * track_stride<D>;
       a[0] += total(select(live, S(1), S(0)));
@@ -114,22 +133,24 @@ struct cpu_sink {
       using S = typename M::batch_type;
       alignas(64) T flag[S::size];
       select(newly, S(1), S(0)).store_aligned(flag);
-      for (std::size_t i = 0; i < S::size; ++i)
+      for (int i = 0; i < lanes; ++i)
         if (flag[i] != T(0)) {
-          frozen[c + i] = 1;
-          diverged_at[c + i] = t;
+          frozen[c + std::uint32_t(i)] = 1;
+          diverged_at[c + std::uint32_t(i)] = t;
         }
     }
   }
   template <class S>
   void finish(std::uint32_t c, chain_state<S, D> const& s, mask_t<S> is_frozen, S div, S acc) {
     for (int d = 0; d < D; ++d) store(final + std::int64_t(d) * chains + c, s.x[d]);
-    accepted += total(select(is_frozen, S(0), acc));
-    divergent_transitions += total(div);
+    auto r = real<S>();
+    accepted += total(select(r && !is_frozen, acc, S(0)));
+    divergent_transitions += total(select(r, div, S(0)));
   }
 };
 
-// Gathers the user's start states of chains c, c+1, ... into a batch (or one chain's state).
+// Gathers the user's start states of chains c, c+1, ... into a batch (or one chain's state);
+// ghost lanes past the last chain repeat the last chain's start.
 template <class S, class T, int D>
 vec<S, D> load_start(std::span<vec<T, D> const> init, std::int64_t c) {
   if constexpr (scalar_traits<S>::width == 1) {
@@ -138,7 +159,7 @@ vec<S, D> load_start(std::span<vec<T, D> const> init, std::int64_t c) {
     vec<S, D> x;
     alignas(64) T lane[S::size];
     for (int d = 0; d < D; ++d) {
-      for (std::size_t i = 0; i < S::size; ++i) lane[i] = init[std::size_t(c) + i][d];
+      for (std::size_t i = 0; i < S::size; ++i) lane[i] = init[std::min(std::size_t(c) + i, init.size() - 1)][d];
       x[d] = S::load_aligned(lane);
     }
     return x;
@@ -158,8 +179,7 @@ void backend::cpu::run(P const& pipe, schedule const& sch,
   using B = simd_batch<T>;
   constexpr std::int64_t W = std::int64_t(B::size);
   std::int64_t blk = block > 0 ? block : std::max<std::int64_t>(64, (C + 8 * nthreads - 1) / (8 * nthreads));
-  // Whole batches per block: then which chains run as a batch (and which in the scalar tail)
-  // depends on C alone, never on the block size, and so do the draws.
+  // Whole batches per block, so a batch never straddles two blocks.
   if (block == 0 || simd) blk = (blk + W - 1) / W * W;
   std::int64_t const nblocks = (C + blk - 1) / blk;
   std::size_t const stride = P::tracks_any ? std::size_t(sch.kept) * detail::track_stride<D> : 0;
@@ -175,13 +195,18 @@ void backend::cpu::run(P const& pipe, schedule const& sch,
     std::int64_t end = std::min(C, (b + 1) * blk);
     std::int64_t c = b * blk;
 #if !defined(__CUDACC__)  // nvcc rejects xsimd batches in host-device code: scalar path only
+    // Every chain runs in a batch, the last one partial if need be (its extra lanes run ghost
+    // chains, C, C+1, ..., whose results are dropped), so a chain's path never depends on the
+    // number of chains.
     if (simd)
-      for (; c + W <= end; c += W) {
+      for (; c < end; c += W) {
+        sink.lanes = int(std::min(W, end - c));
         auto ci = std::uint32_t(c);
         auto x0 = opt.init.empty() ? default_start<B, D>(seed, ci) : detail::load_start<B>(opt.init, c);
         fused_loop<B>(kernel, sch, seed, ci, x0, sink);
       }
 #endif
+    sink.lanes = 1;
     for (; c < end; ++c) {
       auto ci = std::uint32_t(c);
       auto x0 = opt.init.empty() ? default_start<T, D>(seed, ci) : detail::load_start<T>(opt.init, c);

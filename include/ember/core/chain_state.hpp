@@ -17,6 +17,16 @@ struct chain_state {
   vec<S, D> grad;
 };
 
+/// The state at position `x` under energy `U`: one `value_and_grad`. Every gradient-based
+/// kernel's `init`.
+template <class E, class S, int D>
+EMBER_HD EMBER_INLINE chain_state<S, D> make_state(E const& U, vec<S, D> const& x) {
+  chain_state<S, D> s;
+  s.x = x;
+  s.energy = U.value_and_grad(s.x, s.grad);
+  return s;
+}
+
 /// What one transition reports besides the new state: whether the proposal was accepted
 /// (1 or 0 per lane; always 1 for unadjusted kernels) and whether it diverged (a non-finite
 /// proposal energy, or an HMC energy error above the divergence threshold).

@@ -44,10 +44,7 @@ struct hmc_kernel {
 
   template <class S>
   EMBER_HD chain_state<S, dim> init(vec<S, dim> const& x) const {
-    chain_state<S, dim> s;
-    s.x = x;
-    s.energy = energy.value_and_grad(s.x, s.grad);
-    return s;
+    return make_state(energy, x);
   }
 
   template <class S>
