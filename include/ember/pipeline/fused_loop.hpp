@@ -48,8 +48,10 @@ EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_
   S divergent_transitions = S(0), accepted_total = S(0), window = S(0);
 
   // One transition with divergence handling: a lane whose new state is not finite keeps its last
-  // finite state and is frozen for the rest of the run. The copy and selects only run when some
-  // lane went bad (rare), so the common path costs one finiteness test per step.
+  // finite state and is frozen for the rest of the run. The previous state is a register copy;
+  // the selects only run when some lane went bad (rare), so the common path costs the copy and
+  // one finiteness test per step. (Recomputing the previous gradient on the rare path instead of
+  // copying doubled the CUDA kernel's registers, 80 → 160, for 1.5 % fewer CPU instructions.)
   auto advance = [&](std::int64_t t) {
     chain_state<S, D> prev = s;
     auto info = kernel.step(s, make_chain_rng<S>(seed, chain, std::uint32_t(t)));
