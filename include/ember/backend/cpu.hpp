@@ -72,9 +72,7 @@ struct cpu_sink {
     if constexpr (scalar_traits<S>::width == 1) {
       return true;
     } else {
-      alignas(64) T idx[S::size];
-      for (std::size_t i = 0; i < S::size; ++i) idx[i] = T(i);
-      return S::load_aligned(idx) < S(T(lanes));
+      return lane_index<S>() < S(T(lanes));
     }
   }
   // Sum over lanes in the lane type's precision (16 floats: relative error ~1e-7), then in

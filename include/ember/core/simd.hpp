@@ -14,6 +14,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -34,6 +36,18 @@ namespace detail {
 template <class A, class Base>
 inline constexpr bool has_arch = std::is_base_of_v<Base, A>;
 }  // namespace detail
+
+/// The batch (0, 1, 2, …) of lane indices, loaded from a constant table.
+template <class B>
+EMBER_INLINE B lane_index() {
+  using V = typename B::value_type;
+  alignas(64) static constexpr auto idx = [] {
+    std::array<V, B::size> a{};
+    for (std::size_t i = 0; i < B::size; ++i) a[i] = V(i);
+    return a;
+  }();
+  return B::load_aligned(idx.data());
+}
 
 /// float batches: one chain per 32-bit lane. Philox's 32×32→64 multiply uses the even/odd
 /// `mul_epu32` trick on x86 (two multiplies and two blends per 16 lanes); other targets fall
@@ -77,11 +91,7 @@ struct rng_traits<xsimd::batch<float, A>> {
     auto top = xsimd::bitwise_cast<xsimd::batch<std::int32_t, A>>(x >> 8);
     return xsimd::to_float(top) * S(0x1p-24f) + S(0x1p-25f);
   }
-  static EMBER_INLINE u32 lanes_from(std::uint32_t first) {
-    alignas(64) std::uint32_t v[W];
-    for (int i = 0; i < W; ++i) v[i] = first + std::uint32_t(i);
-    return u32::load_aligned(v);
-  }
+  static EMBER_INLINE u32 lanes_from(std::uint32_t first) { return u32(first) + lane_index<u32>(); }
 };
 
 /// double batches: one chain per 64-bit lane, whose low 32 bits carry the Philox word
@@ -90,7 +100,6 @@ template <class A>
 struct rng_traits<xsimd::batch<double, A>> {
   using S = xsimd::batch<double, A>;
   using u32 = xsimd::batch<std::uint64_t, A>;
-  static constexpr int W = int(u32::size);
 
   static EMBER_INLINE void mulhilo(std::uint32_t m, u32 b, u32& hi, u32& lo) {
     u32 p;
@@ -114,9 +123,7 @@ struct rng_traits<xsimd::batch<double, A>> {
     return xsimd::to_float(xsimd::bitwise_cast<xsimd::batch<std::int64_t, A>>(x)) * S(0x1p-32) + S(0x1p-33);
   }
   static EMBER_INLINE u32 lanes_from(std::uint32_t first) {
-    alignas(64) std::uint64_t v[W];
-    for (int i = 0; i < W; ++i) v[i] = std::uint64_t(first) + std::uint64_t(i);
-    return u32::load_aligned(v);
+    return u32(std::uint64_t(first)) + lane_index<u32>();
   }
 };
 
