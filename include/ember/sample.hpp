@@ -5,20 +5,17 @@
 /// per chain. `sample(kernel, ...)` without stages is a pipeline with none.
 
 #include <ember/backend/cpu.hpp>
+#include <ember/backend/detail/host_memory.hpp>
 #include <ember/core/concepts.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
 #include <ember/sample_options.hpp>
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <new>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 namespace ember {
 
@@ -34,22 +31,10 @@ struct options_of<P> {
   using type = sample_options<typename P::energy_type::value_type, P::energy_type::dim>;
 };
 
-inline std::string with_commas(long double v) {
-  auto s = std::to_string((unsigned long long)v);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(std::size_t(i), ",");
-  return s;
-}
-
-inline long double physical_memory_bytes() {
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-  return (pages > 0 && size > 0) ? (long double)pages * size : std::numeric_limits<long double>::max();
-}
-
 // Every check that can fail before the run starts; throws std::invalid_argument or
 // std::length_error with a sentence that names the problem and the number.
 template <class P>
-void validate(P const& pipe, schedule const& sch, typename options_of<P>::type const& opt,
-              std::int64_t nblocks_hint = 1) {
+void validate(P const& pipe, schedule const& sch, typename options_of<P>::type const& opt) {
   using T = typename P::value_type;
   constexpr int D = P::dim;
   if (opt.chains <= 0)
@@ -74,18 +59,13 @@ void validate(P const& pipe, schedule const& sch, typename options_of<P>::type c
           throw std::invalid_argument("ember::sample: start state of chain " + std::to_string(c) +
                                       " is not finite (coordinate " + std::to_string(d) + ")");
   }
-  // Memory: recorded draws, final states, per-chain flags and per-block diagnostics.
+  // Memory: recorded draws, final states and per-chain flags (a backend checks its own scratch).
   long double bytes = (long double)opt.chains * (D * sizeof(T) + 9);
   if (P::records) bytes += (long double)sch.kept * D * opt.chains * sizeof(T);
-  if (P::tracks_any) bytes += (long double)sch.kept * (3 + 2 * D) * 8 * (nblocks_hint + 1);
-  long double avail = physical_memory_bytes();
-  if (bytes > avail)
-    throw std::length_error("ember::sample: this run needs " + with_commas(bytes) +
-                            " bytes of host memory (" + with_commas((long double)sch.kept) + " kept draws x " +
-                            std::to_string(D) + " dimensions x " + with_commas((long double)opt.chains) +
-                            " chains recorded), more than the " + with_commas(avail) +
-                            " bytes this machine has; thin more, run fewer chains, or track moments "
-                            "instead of recording");
+  require_host_memory(bytes, "ember::sample",
+                      with_commas((long double)sch.kept) + " kept draws x " + std::to_string(D) + " dimensions x " +
+                          with_commas((long double)opt.chains) + " chains recorded",
+                      "thin more, run fewer chains, or track moments instead of recording");
 }
 
 }  // namespace detail
@@ -102,7 +82,7 @@ struct sample_fn {
     using T = typename Pipe::value_type;
     constexpr int D = Pipe::dim;
     schedule sch = pipe.make_schedule(opt.steps);
-    detail::validate(pipe, sch, opt, 64);
+    detail::validate(pipe, sch, opt);
 
     result<T, D> out;
     out.chains_ = opt.chains;

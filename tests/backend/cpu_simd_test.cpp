@@ -144,3 +144,22 @@ TEST_CASE("a chain's draws do not depend on how many chains run beside it", "[si
   // Ghost lanes add nothing to the trace: 37 live chains at every kept step.
   for (auto live : a.trace().live_chains) CHECK(live == 37);
 }
+
+TEST_CASE("tracked variance stays exact when the mean is large against the spread", "[simd][cpu][track]") {
+  // Σx² − n·mean² cancels: at mean 2·10⁴ and sd 1 a float lane sum would lose the variance
+  // entirely. The tracked variance must equal the variance of the recorded draws (both in double,
+  // from the same float draws) to double rounding of that cancellation (~1e-8·mean²/var).
+  vec<float, 3> mu{{2e4f, -2e4f, 1e4f}};
+  auto pipe = ula(gaussian(mu, 1.f), {.step_size = 0.1}) | burn_in(200) | record() | track(moments);
+  auto r = sample(pipe, {.chains = 1000, .steps = 5, .seed = 3, .init = {}}, backend::cpu{});
+  for (std::int64_t k = 0; k < r.kept(); ++k)
+    for (int d = 0; d < 3; ++d) {
+      double m = 0, q = 0;
+      for (std::int64_t c = 0; c < r.chains(); ++c) m += r.samples()(k, c, d);
+      m /= double(r.chains());
+      for (std::int64_t c = 0; c < r.chains(); ++c) q += std::pow(r.samples()(k, c, d) - m, 2);
+      q /= double(r.chains() - 1);
+      CHECK(r.trace().mean[std::size_t(k)][d] == Approx(m).epsilon(1e-12));
+      CHECK(std::fabs(r.trace().variance[std::size_t(k)][d] - q) < 1e-8 * m * m / q + 1e-12);
+    }
+}

@@ -7,6 +7,7 @@
 /// Per-kept-step diagnostics are summed per block in double and combined at the end, so
 /// blocks never share a cache line on the hot path.
 
+#include <ember/backend/detail/host_memory.hpp>
 #include <ember/core/simd.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/pipeline/fused_loop.hpp>
@@ -26,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ember {
@@ -75,8 +77,7 @@ struct cpu_sink {
       return lane_index<S>() < S(T(lanes));
     }
   }
-  // Sum over lanes in the lane type's precision (16 floats: relative error ~1e-7), then in
-  // double across batches and blocks.
+  // Sum over lanes in the lane type's precision, for counts (exact in float below 2²⁴).
   template <class S>
   static double total(S const& v) {
     if constexpr (scalar_traits<S>::width == 1)
@@ -106,20 +107,28 @@ struct cpu_sink {
       if (!any(live)) return;
       double* a = track + k * track_stride<D>;
       a[0] += total(select(live, S(1), S(0)));
-      if constexpr (P::tracks_energy) a[1] += total(select(live, s.energy, S(0)));
+      if constexpr (P::tracks_energy) a[1] += lanes_in_double(select(live, s.energy, S(0)), false);
       if constexpr (P::tracks_acceptance) a[2] += total(select(live, window, S(0)));
       if constexpr (P::tracks_moments)
         for (int d = 0; d < D; ++d) {
-          if constexpr (scalar_traits<S>::width == 1) {
-            double x = double(s.x[d]);
-            a[3 + d] += x;
-            a[3 + D + d] += x * x;
-          } else {
-            S x = select(live, s.x[d], S(0));
-            a[3 + d] += total(x);
-            a[3 + D + d] += total(x * x);
-          }
+          S x = select(live, s.x[d], S(0));
+          a[3 + d] += lanes_in_double(x, false);
+          a[3 + D + d] += lanes_in_double(x, true);
         }
+    }
+  }
+  // Σ over lanes of v (or of v²), each lane widened to double first: Σx² − n·mean² cancels badly
+  // when the mean is large against the spread, so nothing here may round in float.
+  template <class S>
+  static double lanes_in_double(S const& v, bool square) {
+    if constexpr (scalar_traits<S>::width == 1) {
+      return square ? double(v) * double(v) : double(v);
+    } else {
+      alignas(64) T lane[S::size];
+      v.store_aligned(lane);
+      double q = 0;
+      for (std::size_t i = 0; i < S::size; ++i) q += square ? double(lane[i]) * double(lane[i]) : double(lane[i]);
+      return q;
     }
   }
   template <class M>
@@ -178,10 +187,15 @@ void backend::cpu::run(P const& pipe, schedule const& sch,
   constexpr std::int64_t W = std::int64_t(B::size);
   std::int64_t blk = block > 0 ? block : std::max<std::int64_t>(64, (C + 8 * nthreads - 1) / (8 * nthreads));
   // Whole batches per block, so a batch never straddles two blocks.
-  if (block == 0 || simd) blk = (blk + W - 1) / W * W;
+  if (simd) blk = (blk + W - 1) / W * W;
   std::int64_t const nblocks = (C + blk - 1) / blk;
   std::size_t const stride = P::tracks_any ? std::size_t(sch.kept) * detail::track_stride<D> : 0;
 
+  // Per-block diagnostic sums: refused before any work if they would not fit.
+  detail::require_host_memory((long double)nblocks * stride * sizeof(double), "ember::backend::cpu",
+                              "tracked sums of " + detail::with_commas((long double)sch.kept) + " kept steps in " +
+                                  std::to_string(nblocks) + " blocks of chains",
+                              "use fewer, larger blocks (.block), thin more, or track fewer kept steps");
   std::vector<double> track(std::size_t(nblocks) * stride, 0.0);
   std::vector<double> accepted(std::size_t(nblocks), 0.0), divergent(std::size_t(nblocks), 0.0);
   auto const kernel = pipe.kernel;

@@ -189,20 +189,22 @@ struct cuda_sink {
 #pragma unroll
         for (int d = 0; d < D; ++d) o.samples[(k * D + d) * o.chains + c] = s.x[d];
     if constexpr (P::tracks_any) {
-      double const w = (real && live) ? 1.0 : 0.0;
-      // Zero weight for ghosts and frozen chains; select, never NaN·0 (frozen states are finite).
+      bool const counted = real && live;
+      // Ghosts and frozen chains contribute 0 by selection, never by multiplying: a chain frozen
+      // at its start state (t = −1) may carry a non-finite energy, and NaN·0 is NaN.
       block_sum_into<track_stride<D>>(o.track + k * track_stride<D>, [&](auto i) -> double {
         constexpr int I = decltype(i)::value;
+        if (!counted) return 0.0;
         if constexpr (I == 0)
-          return w;
+          return 1.0;
         else if constexpr (I == 1)
-          return w * double(s.energy);
+          return double(s.energy);
         else if constexpr (I == 2)
-          return w * double(window);
+          return double(window);
         else if constexpr (I < 3 + D)
-          return w * double(s.x[I - 3]);
+          return double(s.x[I - 3]);
         else
-          return w * double(s.x[I - 3 - D]) * double(s.x[I - 3 - D]);
+          return double(s.x[I - 3 - D]) * double(s.x[I - 3 - D]);
       });
     }
   }
@@ -310,16 +312,17 @@ void backend::cuda::run(P const& pipe, schedule const& sch, sample_options<typen
 
   detail::cuda_outputs<T, D> const o{samples.ptr, final.ptr, frozen.ptr, diverged_at.ptr, track.ptr, totals.ptr,
                                      n_init ? init.ptr : nullptr, C};
-  cudaEvent_t start{}, stop{};
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  // The guard exists before either event, so a failed second create does not leak the first.
   struct events {
-    cudaEvent_t a, b;
+    cudaEvent_t a = nullptr, b = nullptr;
     ~events() {
-      (void)cudaEventDestroy(a);
-      (void)cudaEventDestroy(b);
+      if (a) (void)cudaEventDestroy(a);
+      if (b) (void)cudaEventDestroy(b);
     }
-  } ev{start, stop};
+  } ev;
+  cuda_check(cudaEventCreate(&ev.a), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&ev.b), "cudaEventCreate");
+  cudaEvent_t const start = ev.a, stop = ev.b;
   cuda_check(cudaEventRecord(start), "cudaEventRecord");
   kfn<<<grid, unsigned(block_size)>>>(pipe.kernel, sch, opt.seed, o);
   cuda_check(cudaGetLastError(), "launch of ember::detail::fused_chains");

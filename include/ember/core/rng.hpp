@@ -109,7 +109,7 @@ EMBER_HD EMBER_INLINE void sincos_2pi(S u, S& s, S& c) {
   c = select(neg_cos, -cw, cw);
 }
 
-/// Box–Muller: two uniforms in (0, 1) to two independent standard normals,
+/// Box–Muller: two uniforms in (0, 1] to two independent standard normals,
 /// r·cos(2πu₂) and r·sin(2πu₂) with r = √(−2 ln u₁). In single precision the angle goes through
 /// `sincos_2pi` (identical on every backend and much cheaper than a general sin/cos); double
 /// precision uses the library sin/cos.

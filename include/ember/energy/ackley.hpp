@@ -30,7 +30,8 @@ struct ackley {
   }
 
   /// ∂U/∂xᵢ = a b e^{−b r} xᵢ / (D r) + c sin(c xᵢ) e^{Σcos/D} / D with r = √(|x|²/D); the
-  /// first term's limit at r = 0 is 0 (by symmetry the subgradient 0 is used there).
+  /// first term has no limit at r = 0 (x/r is a unit direction there), so the subgradient 0,
+  /// the symmetric choice, is used.
   template <class S>
   EMBER_HD S value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
     constexpr T inv_d = T(1) / T(D);

@@ -73,6 +73,8 @@ struct hmc_kernel {
                                   std::to_string(steps));
     if (!(inv_mass > 0) || !std::isfinite(double(inv_mass)) || !std::isfinite(double(sqrt_mass)))
       throw std::invalid_argument("ember::hmc: the mass must be positive and finite");
+    if (!(divergence_threshold > 0))
+      throw std::invalid_argument("ember::hmc: the divergence threshold must be positive (infinity disables it)");
   }
 };
 

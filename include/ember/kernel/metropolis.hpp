@@ -8,7 +8,7 @@
 
 namespace ember {
 
-/// Accepts `proposal` into `s` where log u < log_ratio (u uniform on (0, 1)), i.e. with
+/// Accepts `proposal` into `s` where log u < log_ratio (u uniform on (0, 1]), i.e. with
 /// probability min(1, e^{log_ratio}). A NaN log ratio (a proposal of non-finite energy) compares
 /// false and is rejected. Returns 1 where accepted and 0 elsewhere.
 template <class S, int D>
