@@ -151,7 +151,8 @@ run_ember() {  # $1 = case; JSON lines to stdout and $OUT, anything else to stde
         done
     rc=${PIPESTATUS[0]}
     if [ "$rc" != 0 ]; then
-        warn "$c ember_cpu_bench: exit status $rc"
+        warn "$c ember_cpu_bench: exit status $rc (failed check or error; see its JSON line)"
+        STATUS=1
     fi
 }
 

@@ -5,7 +5,8 @@
 //   hand  — a hand-written loop (same Philox draws, same maths, no pipeline, no divergence check).
 // Count instructions with callgrind (see docs/performance.md):
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null build-x86-64-v3/bench/ember_expression_overhead expr
-// and subtract the count of `... expr 0` (setup only). argv[2] = steps (default 2000).
+// and subtract each mode's own count at 0 steps (`... expr 0`: setup only). argv[2] = steps
+// (default 2000).
 #include <ember/ember.hpp>
 
 #include <cstdio>
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
   } else if (mode[0] == 'f') {
     auto r = sample(ula(hand_energy{mu, 1.f}, {.step_size = 0.01}), {.chains = chains, .steps = steps, .seed = 3}, one);
     for (long c = 0; c < chains; ++c) check += r.final_state(c)[0];
-  } else {
+  } else if (mode[0] == 'h') {
     hand_energy U{mu, 1.f};
     float const eta = 0.01f, sigma = std::sqrt(0.02f);
     for (long c = 0; c < chains; ++c) {
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
       }
       check += x[0];
     }
+  } else {
+    std::fprintf(stderr, "usage: ember_expression_overhead expr|fused|hand [steps]\n");
+    return 2;
   }
   std::printf("%s: %ld chains x %ld steps, checksum %.6f\n", mode, chains, steps, check);
 }
