@@ -27,6 +27,19 @@ EMBER_HD EMBER_INLINE chain_state<S, D> make_state(E const& U, vec<S, D> const& 
   return s;
 }
 
+/// Lane by lane, `a` where `m` is set and `b` elsewhere: position, energy and gradient.
+template <class S, int D>
+EMBER_HD EMBER_INLINE chain_state<S, D> select_state(mask_t<S> const& m, chain_state<S, D> const& a,
+                                                     chain_state<S, D> const& b) {
+  chain_state<S, D> r;
+  for (int i = 0; i < D; ++i) {
+    r.x[i] = select(m, a.x[i], b.x[i]);
+    r.grad[i] = select(m, a.grad[i], b.grad[i]);
+  }
+  r.energy = select(m, a.energy, b.energy);
+  return r;
+}
+
 /// What one transition reports besides the new state: whether the proposal was accepted
 /// (1 or 0 per lane; always 1 for unadjusted kernels) and whether it diverged (a non-finite
 /// proposal energy, or an HMC energy error above the divergence threshold).

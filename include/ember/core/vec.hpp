@@ -30,13 +30,4 @@ EMBER_HD constexpr vec<T, D> filled(A const& a) {
   return r;
 }
 
-/// Converts a vector of parameters (say `float`) to the scalar type a chain computes with
-/// (say a SIMD batch or a dual number); each component is broadcast.
-template <class S, class T, int D>
-EMBER_HD constexpr vec<S, D> vec_cast(vec<T, D> const& a) {
-  vec<S, D> r;
-  for (int i = 0; i < D; ++i) r[i] = S(a[i]);
-  return r;
-}
-
 }  // namespace ember

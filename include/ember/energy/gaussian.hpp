@@ -41,7 +41,7 @@ struct gaussian<T, D, covariance::isotropic> {
   gaussian(vec<T, D> const& mu, T sigma) : mean(mu) {
     detail::require_positive(sigma, "ember::gaussian", "sigma");
     inv_var = T(1) / (sigma * sigma);
-    log_norm = T(0.5 * D * std::log(2 * 3.14159265358979323846 * double(sigma) * double(sigma)));
+    log_norm = T(0.5 * D * std::log(two_pi<double> * double(sigma) * double(sigma)));
   }
 
   /// ½ log det(2πΣ): add it to U for the exact negative log density.
@@ -84,7 +84,7 @@ struct gaussian<T, D, covariance::diagonal> {
     for (int i = 0; i < D; ++i) {
       detail::require_positive(sigma[i], "ember::gaussian", "every sigma");
       inv_var[i] = T(1) / (sigma[i] * sigma[i]);
-      ln += 0.5 * std::log(2 * 3.14159265358979323846 * double(sigma[i]) * double(sigma[i]));
+      ln += 0.5 * std::log(two_pi<double> * double(sigma[i]) * double(sigma[i]));
     }
     log_norm = T(ln);
   }
@@ -171,7 +171,7 @@ struct gaussian<T, D, covariance::full> {
       }
       for (int i = 0; i < D; ++i) precision[i][c] = T(p[i]);
     }
-    log_norm = T(0.5 * (D * std::log(2 * 3.14159265358979323846) + logdet));
+    log_norm = T(0.5 * (D * std::log(two_pi<double>) + logdet));
   }
 
   T log_normalizer() const { return log_norm; }

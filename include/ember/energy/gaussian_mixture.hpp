@@ -90,7 +90,7 @@ struct gaussian_mixture {
       total += double(weights[k]);
     }
     for (int k = 0; k < K; ++k) {
-      double lw = std::log(double(weights[k]) / total) - 0.5 * D * std::log(2 * 3.14159265358979323846);
+      double lw = std::log(double(weights[k]) / total) - 0.5 * D * std::log(two_pi<double>);
       for (int i = 0; i < D; ++i) {
         detail::require_positive(sigmas[k][i], "ember::gaussian_mixture", "every sigma");
         detail::require_finite(means[k][i], "ember::gaussian_mixture", "every mean");

@@ -20,7 +20,6 @@ namespace ember {
 /// the momentum. `gradients_per_step` is the number of drifts.
 template <class Coefficients>
 struct palindromic {
-  static constexpr auto& c = Coefficients::value;
   static constexpr int size = int(sizeof(Coefficients::value) / sizeof(double));
   static_assert(size % 2 == 1, "a palindromic integrator has an odd number of coefficients");
   static constexpr int gradients_per_step = size / 2;

@@ -15,11 +15,7 @@ template <class S, int D>
 EMBER_HD EMBER_INLINE S metropolis_hastings(chain_state<S, D>& s, chain_state<S, D> const& proposal,
                                             S log_ratio, S u) {
   auto accept = log(u) < log_ratio;
-  for (int i = 0; i < D; ++i) {
-    s.x[i] = select(accept, proposal.x[i], s.x[i]);
-    s.grad[i] = select(accept, proposal.grad[i], s.grad[i]);
-  }
-  s.energy = select(accept, proposal.energy, s.energy);
+  s = select_state(accept, proposal, s);
   return select(accept, S(1), S(0));
 }
 

@@ -59,11 +59,7 @@ EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_
     if (any(bad || frozen)) {
       mask_t<S> newly = bad && !frozen;
       mask_t<S> keep_prev = bad || frozen;
-      for (int i = 0; i < D; ++i) {
-        s.x[i] = select(keep_prev, prev.x[i], s.x[i]);
-        s.grad[i] = select(keep_prev, prev.grad[i], s.grad[i]);
-      }
-      s.energy = select(keep_prev, prev.energy, s.energy);
+      s = select_state(keep_prev, prev, s);
       info.accepted = select(keep_prev, S(0), info.accepted);
       info.divergent = info.divergent && !frozen;
       if (any(newly)) sink.diverged(chain, newly, t);

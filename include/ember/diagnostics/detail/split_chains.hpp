@@ -14,11 +14,11 @@ template <class F>
 struct split_chains {
   F const& x;
   std::int64_t chains, h, n;
-  std::vector<double> mean, var;  // per half: mean and unbiased variance
+  std::vector<double> mean;  // per half
   double W = 0, var_plus = 0;     // within-chain variance and the pooled estimate
 
   split_chains(F const& f, std::int64_t M, std::int64_t draws)
-      : x(f), chains(2 * M), h(draws / 2), n(draws), mean(2 * M), var(2 * M) {
+      : x(f), chains(2 * M), h(draws / 2), n(draws), mean(2 * M) {
     if (h < 2) {
       W = var_plus = std::numeric_limits<double>::quiet_NaN();
       return;
@@ -33,8 +33,7 @@ struct split_chains {
         q += d * d;
       }
       mean[j] = m;
-      var[j] = q / double(h - 1);
-      W += var[j];
+      W += q / double(h - 1);
       grand += m;
     }
     W /= double(chains);
