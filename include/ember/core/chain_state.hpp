@@ -1,6 +1,16 @@
 #pragma once
 /// \file
-/// `chain_state<S, D>`: what every gradient-based kernel keeps per chain between steps.
+/// `chain_state<S, D>`: what every gradient-based kernel keeps per chain between steps, and the
+/// protocol every kernel's state follows so that a run can store it between chunks.
+///
+/// **The state protocol.** A kernel's `init(x)` returns its state type; the fused loop and the
+/// backends need only this of it:
+///  - members `x` (`vec<S, D>`, the position: what is recorded and tracked) and `energy` (`S`);
+///  - `static constexpr int slots`, the number of `S` values it holds, and `slot(i)` (const and
+///    non-const) giving the i-th, in a fixed order. Between chunks a run stores slot i of chain c
+///    at `slots_memory[i·chains + c]` (a SIMD batch or a warp loads consecutive chains at once).
+/// A kernel with more per-chain state than position, energy and gradient (the momentum of
+/// underdamped Langevin, say) defines its own struct with more slots.
 
 #include <ember/core/math.hpp>
 #include <ember/core/vec.hpp>
@@ -9,12 +19,16 @@ namespace ember {
 
 /// The state of one chain (or of a SIMD batch of chains): position `x`, its energy U(x) and its
 /// gradient ∇U(x). Caching the energy and gradient is what lets MALA and HMC spend one gradient
-/// per proposal instead of two.
+/// per proposal instead of two. Slots: x₀…x_{D−1}, U, ∇U₀…∇U_{D−1}.
 template <class S, int D>
 struct chain_state {
   vec<S, D> x;
   S energy;
   vec<S, D> grad;
+
+  static constexpr int slots = 2 * D + 1;
+  EMBER_HD EMBER_INLINE S& slot(int i) { return i < D ? x[i] : i == D ? energy : grad[i - D - 1]; }
+  EMBER_HD EMBER_INLINE S const& slot(int i) const { return i < D ? x[i] : i == D ? energy : grad[i - D - 1]; }
 };
 
 /// The state at position `x` under energy `U`: one `value_and_grad`. Every gradient-based
@@ -27,26 +41,24 @@ EMBER_HD EMBER_INLINE chain_state<S, D> make_state(E const& U, vec<S, D> const& 
   return s;
 }
 
-/// Lane by lane, `a` where `m` is set and `b` elsewhere: position, energy and gradient.
-template <class S, int D>
-EMBER_HD EMBER_INLINE chain_state<S, D> select_state(mask_t<S> const& m, chain_state<S, D> const& a,
-                                                     chain_state<S, D> const& b) {
-  chain_state<S, D> r;
-  for (int i = 0; i < D; ++i) {
-    r.x[i] = select(m, a.x[i], b.x[i]);
-    r.grad[i] = select(m, a.grad[i], b.grad[i]);
-  }
-  r.energy = select(m, a.energy, b.energy);
+/// Lane by lane, `a` where `m` is set and `b` elsewhere, for any state following the protocol.
+template <class M, class State>
+EMBER_HD EMBER_INLINE State select_state(M const& m, State const& a, State const& b) {
+  State r;
+  for (int i = 0; i < State::slots; ++i) r.slot(i) = select(m, a.slot(i), b.slot(i));
   return r;
 }
 
 /// What one transition reports besides the new state: whether the proposal was accepted
-/// (1 or 0 per lane; always 1 for unadjusted kernels) and whether it diverged (a non-finite
-/// proposal energy, or an HMC energy error above the divergence threshold).
+/// (1 or 0 per lane; always 1 for unadjusted kernels), whether it diverged (a non-finite
+/// proposal energy, or an energy error above the divergence threshold), and the Metropolis
+/// acceptance probability min(1, e^{log ratio}) (1 for unadjusted kernels, 0 for a NaN ratio),
+/// which step-size adaptation averages.
 template <class S>
 struct step_info {
   S accepted;
   mask_t<S> divergent;
+  S accept_prob;
 };
 
 }  // namespace ember

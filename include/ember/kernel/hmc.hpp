@@ -62,8 +62,7 @@ struct hmc_kernel {
     S k1 = S(0);
     for (int i = 0; i < dim; ++i) k1 = k1 + p[i] * p[i];
     S dh = (q.energy + S(T(0.5) * inv_mass) * k1) - (s.energy + S(T(0.5)) * k0);
-    S accepted = metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept));
-    return {accepted, !(dh <= S(divergence_threshold))};
+    return metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
   }
 
   void validate() const {

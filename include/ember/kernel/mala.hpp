@@ -52,8 +52,7 @@ struct mala_kernel {
       fwd = fwd + xi[i] * xi[i];
     }
     S log_ratio = s.energy - p.energy + S(T(0.5)) * fwd - S(inv_4eta) * rev;
-    S accepted = metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept));
-    return {accepted, !is_finite(p.energy)};
+    return metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept), !is_finite(p.energy));
   }
 
   void validate() const { detail::require_step_size(double(step_size), "ember::mala"); }

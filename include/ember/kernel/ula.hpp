@@ -38,7 +38,7 @@ struct ula_kernel {
     auto xi = rng.template normal<dim>(purpose::proposal);
     s.x = euler_maruyama(s.x, s.grad, xi, step_size, noise_scale);
     s.energy = energy.value_and_grad(s.x, s.grad);
-    return {S(1), !is_finite(s.energy)};
+    return {S(1), !is_finite(s.energy), S(1)};
   }
 
   void validate() const { detail::require_step_size(double(step_size), "ember::ula"); }
