@@ -14,14 +14,15 @@
 #include <ember/core/vec.hpp>
 #include <ember/diagnostics/ess.hpp>
 #include <ember/diagnostics/rhat.hpp>
-#include <ember/pipeline/pipeline.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <ostream>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ struct draws_view {
   }
   std::span<T const> data() const { return {ptr, std::size_t(kept * D * chains)}; }
   bool empty() const { return kept == 0; }
+};
+
+/// The adapted parameters of a run (after warm-up: what every later transition uses).
+struct adaptation_report {
+  double step_size = std::numeric_limits<double>::quiet_NaN();
+  double trajectory_length = 0;       ///< HMC with ChEES or a trajectory length; else 0
+  int integrator_steps = 0;           ///< HMC: its fixed step count (ChEES: the mean ⌈uT/ε⌉ is T/2ε)
+  std::vector<double> metric_scale;   ///< diagonal metric: standard deviations; dense: L row by row
 };
 
 /// Per-kept-step diagnostics over the chains still live at that step (`track(...)`).
@@ -99,13 +108,17 @@ class result {
   static constexpr int dim = D;
 
   std::int64_t chains() const { return chains_; }
-  /// Kept draws per chain (steps / thin).
-  std::int64_t kept() const { return sched_.kept; }
-  ember::schedule const& schedule() const { return sched_; }
+  /// Kept draws per chain (kept-phase transitions / thin).
+  std::int64_t kept() const { return kept_; }
+  /// Kept-phase transitions per chain (after warm-up and burn-in).
+  std::int64_t kept_transitions() const { return kept_transitions_; }
   /// Kept draws; empty unless the pipeline has `record()`.
-  draws_view<T, D> samples() const { return {samples_.data(), samples_.empty() ? 0 : sched_.kept, chains_}; }
+  draws_view<T, D> samples() const { return {samples_.data(), samples_.empty() ? 0 : kept_, chains_}; }
   std::span<T const> final_states() const { return final_; }
   vec<T, D> final_state(std::int64_t c) const {
+    if (c < 0 || c >= chains_)
+      throw std::out_of_range("ember::result::final_state: chain " + std::to_string(c) + " of " +
+                              std::to_string(chains_));
     vec<T, D> v;
     for (int d = 0; d < D; ++d) v[d] = final_[std::size_t(d * chains_ + c)];
     return v;
@@ -117,10 +130,14 @@ class result {
   std::int64_t diverged_at(std::int64_t c) const { return diverged_at_[std::size_t(c)]; }
   std::int64_t divergent_chains() const { return divergent_chains_; }
   /// Transitions the kernel flagged as divergent (non-finite proposals, HMC energy errors above
-  /// the threshold), over all chains and kept-phase and burn-in steps.
+  /// the threshold), over all chains, after warm-up (burn-in and kept phase).
   std::int64_t divergent_transitions() const { return divergent_transitions_; }
   /// Mean fraction of accepted transitions after burn-in, over non-divergent chains.
   double acceptance_rate() const { return acceptance_; }
+  /// Accepted kept-phase transitions of chain c (an exact count).
+  std::int64_t accepted(std::int64_t c) const { return accepted_.at(std::size_t(c)); }
+  /// The kernel's adapted parameters (step size, metric, trajectory length) after warm-up.
+  adaptation_report const& adapted() const { return adapted_; }
   /// Wall-clock seconds of the sampling itself (allocation and summaries excluded).
   double seconds() const { return seconds_; }
 
@@ -163,9 +180,10 @@ class result {
     return s;
   }
 
-  // Filled by the backends.
-  std::int64_t chains_ = 0;
-  ember::schedule sched_;
+  // Filled by the run (run.hpp).
+  std::int64_t chains_ = 0, kept_ = 0, kept_transitions_ = 0;
+  std::vector<std::int64_t> accepted_;
+  adaptation_report adapted_;
   std::vector<T> samples_, final_;
   std::vector<std::uint8_t> frozen_;
   std::vector<std::int64_t> diverged_at_;
@@ -187,15 +205,14 @@ inline constexpr int track_stride = 3 + 2 * D;
 // live_chains = 0, never 0/0.
 template <class P, class T, int D>
 void finish_result(result<T, D>& out, double const* track, double accepted, double divergent) {
-  auto const& sch = out.sched_;
   out.divergent_transitions_ = std::int64_t(divergent);
   out.divergent_chains_ = 0;
   for (auto f : out.frozen_) out.divergent_chains_ += f;
   std::int64_t const live = out.chains_ - out.divergent_chains_;
-  out.acceptance_ = (live > 0 && sch.steps > 0) ? accepted / (double(live) * double(sch.steps)) : 0.0;
+  out.acceptance_ = (live > 0 && out.kept_transitions_ > 0) ? accepted / (double(live) * double(out.kept_transitions_)) : 0.0;
   if constexpr (P::tracks_any) {
     auto& tr = out.trace_;
-    for (std::int64_t k = 0; k < sch.kept; ++k) {
+    for (std::int64_t k = 0; k < out.kept_; ++k) {
       double const* a = track + std::size_t(k) * track_stride<D>;
       double const n = a[0], inv = n > 0 ? 1.0 / n : 0.0;
       tr.live_chains.push_back(std::int64_t(n));

@@ -1,19 +1,21 @@
 #pragma once
 /// \file
-/// `backend::cpu`: chains in blocks over OpenMP threads (Thrust's OMP system); inside a block
-/// a SIMD batch of chains (16 floats with AVX-512) runs the whole fused loop
+/// `backend::cpu`: chains in blocks over OpenMP threads (Thrust's OMP system); inside a block a
+/// SIMD batch of chains (16 floats with AVX-512) runs a whole chunk of the fused loop
 /// (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs with its
 /// extra lanes masked off. `backend::cpu{.simd = false}` runs every chain one at a time.
-/// Per-kept-step diagnostics are summed per block in double and combined at the end, so
-/// blocks never share a cache line on the hot path.
+/// Per-kept-step diagnostics are summed per block in double and combined in block order, so
+/// blocks never share a cache line on the hot path and the sums do not depend on threads.
+/// An exception thrown inside a worker (by a user's energy, say) is caught there and rethrown to
+/// the caller after the parallel loop; the run then keeps the state of its last whole chunk.
 
+#include <ember/backend/detail/chain_arrays.hpp>
 #include <ember/backend/detail/host_memory.hpp>
 #include <ember/core/simd.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
-#include <ember/sample_options.hpp>
 
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -21,97 +23,151 @@
 
 #include <omp.h>
 
-#include <span>
-#include <type_traits>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
+#include <exception>
+#include <mutex>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ember {
+
+template <class T>
+struct chain_view;
+
 namespace backend {
 
 /// The CPU backend. `threads` (0: OpenMP's default) and `block` (chains per task, 0: automatic)
 /// change only speed, never the draws: every chain's stream depends on its index alone.
-/// `simd` picks the batch path (default) or the one-chain-at-a-time scalar path; both draw the
-/// same random numbers bit for bit and agree to floating-point rounding.
+/// `simd` picks the batch path (default) or the one-chain-at-a-time scalar path.
 struct cpu {
   int threads = 0;
   std::int64_t block = 0;
   bool simd = true;
 
   template <class P>
-  void run(P const& pipe, schedule const& sch,
-           sample_options<typename P::value_type, P::dim> const& opt,
-           result<typename P::value_type, P::dim>& out) const;
+  class storage;
 };
 
 }  // namespace backend
 
 namespace detail {
 
+// The sink of one block of chains for one chunk: loads each batch's state from `in`, stores it
+// to `out` (a run swaps the two only when the whole chunk succeeded), writes kept draws and sums
+// tracked diagnostics of the block.
 template <class P>
 struct cpu_sink {
   using T = typename P::value_type;
   static constexpr int D = P::dim;
 
-  T* samples;
-  T* final;
-  std::uint8_t* frozen;
-  std::int64_t* diverged_at;
+  chain_arrays<T> const* in;
+  chain_arrays<T>* out;
+  T* samples;          // kept × D × chains, when recording
   std::int64_t chains;
-  double* track;  // this block's slice
-  double accepted = 0;
-  double divergent_transitions = 0;
-  int lanes = 1;  // chains of the current batch that exist; the last batch may be partial
+  double* track;       // this block's slice: the chunk's kept steps × track_stride
+  std::int64_t k0;     // global index of the chunk's first kept step
+  double inv_thin;
+  T* obs_accept;       // warm-up observations, or null
+  T* obs_start;
+  T* obs_end;
+  T* obs_velocity;
+  int lanes = 1;       // chains of the current batch that exist; the last batch may be partial
 
+  std::int64_t stride() const { return in->stride; }
+
+  template <class S>
+  static S load_lanes(T const* p) {
+    if constexpr (scalar_traits<S>::width == 1)
+      return *p;
+    else
+      return S::load_unaligned(p);
+  }
+  template <class S>
+  static void store_lanes(T* p, S const& v) {
+    if constexpr (scalar_traits<S>::width == 1)
+      *p = v;
+    else
+      v.store_unaligned(p);
+  }
+  template <class S>
+  static constexpr int width() {
+    return int(scalar_traits<S>::width);
+  }
   // Lanes of the current batch that carry real chains (the rest run ghost chains past the end,
-  // whose results are dropped).
+  // whose results are dropped from draws and diagnostics).
   template <class S>
   mask_t<S> real() const {
-    if constexpr (scalar_traits<S>::width == 1) {
+    if constexpr (width<S>() == 1)
       return true;
-    } else {
+    else
       return lane_index<S>() < S(T(lanes));
-    }
   }
-  // Sum over lanes in the lane type's precision, for counts (exact in float below 2²⁴).
   template <class S>
   static double total(S const& v) {
-    if constexpr (scalar_traits<S>::width == 1)
+    if constexpr (width<S>() == 1)
       return double(v);
     else
       return double(xsimd::hadd(v));
   }
   template <class S>
-  void store(T* p, S const& v) const {
-    if constexpr (scalar_traits<S>::width == 1) {
-      *p = v;
-    } else if (lanes == int(S::size)) {
-      v.store_unaligned(p);
-    } else {
-      alignas(64) T tmp[S::size];
-      v.store_aligned(tmp);
-      for (int i = 0; i < lanes; ++i) p[i] = tmp[i];
-    }
+  static void lanes_of(S const& v, T* dst) {
+    if constexpr (width<S>() == 1)
+      dst[0] = v;
+    else
+      v.store_unaligned(dst);
   }
 
-  template <class S>
-  void keep(std::int64_t k, std::uint32_t c, chain_state<S, D> const& s, S window, mask_t<S> live) {
-    if constexpr (P::records)
-      for (int d = 0; d < D; ++d) store(samples + (k * D + d) * chains + c, s.x[d]);
+  template <class State, class S>
+  void load(std::uint32_t c, State& s, mask_t<S>& frozen, S& window) {
+    for (int i = 0; i < State::slots; ++i) s.slot(i) = load_lanes<S>(in->slots.data() + std::int64_t(i) * stride() + c);
+    window = load_lanes<S>(in->window.data() + c);
+    T f[width<S>()];
+    for (int i = 0; i < width<S>(); ++i) {
+      f[i] = in->frozen[c + std::uint32_t(i)] ? T(1) : T(0);
+      out->diverged_at[c + std::uint32_t(i)] = in->diverged_at[c + std::uint32_t(i)];
+    }
+    frozen = load_lanes<S>(f) != S(T(0));
+  }
+  template <class State, class S>
+  void store(std::uint32_t c, State const& s, mask_t<S> const& frozen, S const& window, S const& div, S const& acc) {
+    for (int i = 0; i < State::slots; ++i) store_lanes(out->slots.data() + std::int64_t(i) * stride() + c, s.slot(i));
+    store_lanes(out->window.data() + c, window);
+    T f[width<S>()], d[width<S>()], a[width<S>()];
+    lanes_of(select(frozen, S(T(1)), S(T(0))), f);
+    lanes_of(div, d);
+    lanes_of(acc, a);
+    for (int i = 0; i < width<S>(); ++i) {
+      auto const j = c + std::uint32_t(i);
+      out->frozen[j] = f[i] != T(0);
+      out->divergent[j] = in->divergent[j] + std::int64_t(d[i]);
+      out->accepted[j] = in->accepted[j] + std::int64_t(a[i]);
+    }
+  }
+  template <class State, class S>
+  void keep(std::int64_t k, std::uint32_t c, State const& s, S window, mask_t<S> live) {
+    if constexpr (P::records) {
+      T lane[width<S>()];
+      for (int d = 0; d < D; ++d) {
+        lanes_of(s.x[d], lane);
+        T* dst = samples + (k * D + d) * chains + c;
+        for (int i = 0; i < lanes; ++i) dst[i] = lane[i];
+      }
+    }
     if constexpr (P::tracks_any) {
       live = live && real<S>();
       if (!any(live)) return;
-      double* a = track + k * track_stride<D>;
-      a[0] += total(select(live, S(1), S(0)));
-      if constexpr (P::tracks_energy) a[1] += lanes_in_double(select(live, s.energy, S(0)), false);
-      if constexpr (P::tracks_acceptance) a[2] += total(select(live, window, S(0)));
+      double* a = track + (k - k0) * track_stride<D>;
+      a[0] += total(select(live, S(T(1)), S(T(0))));
+      if constexpr (P::tracks_energy) a[1] += lanes_in_double(select(live, s.energy, S(T(0))), false);
+      if constexpr (P::tracks_acceptance) a[2] += total(select(live, window, S(T(0)))) * inv_thin;
       if constexpr (P::tracks_moments)
         for (int d = 0; d < D; ++d) {
-          S x = select(live, s.x[d], S(0));
+          S x = select(live, s.x[d], S(T(0)));
           a[3 + d] += lanes_in_double(x, false);
           a[3 + D + d] += lanes_in_double(x, true);
         }
@@ -121,38 +177,35 @@ struct cpu_sink {
   // when the mean is large against the spread, so nothing here may round in float.
   template <class S>
   static double lanes_in_double(S const& v, bool square) {
-    if constexpr (scalar_traits<S>::width == 1) {
-      return square ? double(v) * double(v) : double(v);
-    } else {
-      alignas(64) T lane[S::size];
-      v.store_aligned(lane);
-      double q = 0;
-      for (std::size_t i = 0; i < S::size; ++i) q += square ? double(lane[i]) * double(lane[i]) : double(lane[i]);
-      return q;
-    }
+    T lane[width<S>()];
+    lanes_of(v, lane);
+    double q = 0;
+    for (int i = 0; i < width<S>(); ++i) q += square ? double(lane[i]) * double(lane[i]) : double(lane[i]);
+    return q;
   }
   template <class M>
   void diverged(std::uint32_t c, M const& newly, std::int64_t t) {
     if constexpr (std::is_same_v<M, bool>) {
-      frozen[c] = 1;
-      diverged_at[c] = t;
+      if (newly) out->diverged_at[c] = t;
     } else {
       using S = typename M::batch_type;
-      alignas(64) T flag[S::size];
-      select(newly, S(1), S(0)).store_aligned(flag);
-      for (int i = 0; i < lanes; ++i)
-        if (flag[i] != T(0)) {
-          frozen[c + std::uint32_t(i)] = 1;
-          diverged_at[c + std::uint32_t(i)] = t;
-        }
+      T flag[S::size];
+      lanes_of(select(newly, S(T(1)), S(T(0))), flag);
+      for (std::size_t i = 0; i < S::size; ++i)
+        if (flag[i] != T(0)) out->diverged_at[c + std::uint32_t(i)] = t;
     }
   }
-  template <class S>
-  void finish(std::uint32_t c, chain_state<S, D> const& s, mask_t<S> is_frozen, S div, S acc) {
-    for (int d = 0; d < D; ++d) store(final + std::int64_t(d) * chains + c, s.x[d]);
-    auto r = real<S>();
-    accepted += total(select(r && !is_frozen, acc, S(0)));
-    divergent_transitions += total(select(r, div, S(0)));
+  template <class S, class M>
+  void observe(std::uint32_t c, S const& accept_prob, M const&) {
+    store_lanes(obs_accept + c, accept_prob);
+  }
+  template <class State, class End>
+  void observe_trajectory(std::uint32_t c, State const& start, End const& end) {
+    for (int d = 0; d < D; ++d) {
+      store_lanes(obs_start + std::int64_t(d) * stride() + c, start.x[d]);
+      store_lanes(obs_end + std::int64_t(d) * stride() + c, end.x[d]);
+      store_lanes(obs_velocity + std::int64_t(d) * stride() + c, end.velocity[d]);
+    }
   }
 };
 
@@ -175,78 +228,158 @@ vec<S, D> load_start(std::span<vec<T, D> const> init, std::int64_t c) {
 
 }  // namespace detail
 
+/// A run's chains in host memory, and how the CPU backend advances them.
 template <class P>
-void backend::cpu::run(P const& pipe, schedule const& sch,
-                       sample_options<typename P::value_type, P::dim> const& opt,
-                       result<typename P::value_type, P::dim>& out) const {
+class backend::cpu::storage {
+ public:
   using T = typename P::value_type;
-  constexpr int D = P::dim;
-  std::int64_t const C = opt.chains;
-  int const nthreads = threads > 0 ? threads : omp_get_max_threads();
+  static constexpr int D = P::dim;
   using B = simd_batch<T>;
-  constexpr std::int64_t W = std::int64_t(B::size);
-  std::int64_t blk = block > 0 ? block : std::max<std::int64_t>(64, (C + 8 * nthreads - 1) / (8 * nthreads));
-  // Whole batches per block, so a batch never straddles two blocks.
-  if (simd) blk = (blk + W - 1) / W * W;
-  std::int64_t const nblocks = (C + blk - 1) / blk;
-  std::size_t const stride = P::tracks_any ? std::size_t(sch.kept) * detail::track_stride<D> : 0;
+  static constexpr std::int64_t W = std::int64_t(B::size);
+  static constexpr int slots = decltype(std::declval<typename P::kernel_type const&>().init(vec<T, D>{}))::slots;
 
-  // Per-block diagnostic sums: refused before any work if they would not fit.
-  detail::require_host_memory((long double)nblocks * stride * sizeof(double), "ember::backend::cpu",
-                              "tracked sums of " + detail::with_commas((long double)sch.kept) + " kept steps in " +
-                                  std::to_string(nblocks) + " blocks of chains",
-                              "use fewer, larger blocks (.block), thin more, or track fewer kept steps");
-  std::vector<double> track(std::size_t(nblocks) * stride, 0.0);
-  std::vector<double> accepted(std::size_t(nblocks), 0.0), divergent(std::size_t(nblocks), 0.0);
-  auto const kernel = pipe.kernel;
-  auto const seed = opt.seed;
-
-  auto body = [&](std::int64_t b) {
-    detail::cpu_sink<P> sink{out.samples_.data(), out.final_.data(), out.frozen_.data(),
-                             out.diverged_at_.data(), C, track.data() + std::size_t(b) * stride};
-    std::int64_t end = std::min(C, (b + 1) * blk);
-    std::int64_t c = b * blk;
-#if !defined(__CUDACC__)  // nvcc rejects xsimd batches in host-device code: scalar path only
-    // Every chain runs in a batch, the last one partial if need be (its extra lanes run ghost
-    // chains, C, C+1, ..., whose results are dropped), so a chain's path never depends on the
-    // number of chains.
-    if (simd)
-      for (; c < end; c += W) {
-        sink.lanes = int(std::min(W, end - c));
-        auto ci = std::uint32_t(c);
-        auto x0 = opt.init.empty() ? default_start<B, D>(seed, ci) : detail::load_start<B>(opt.init, c);
-        fused_loop<B>(kernel, sch, seed, ci, x0, sink);
-      }
-#endif
-    sink.lanes = 1;
-    for (; c < end; ++c) {
-      auto ci = std::uint32_t(c);
-      auto x0 = opt.init.empty() ? default_start<T, D>(seed, ci) : detail::load_start<T>(opt.init, c);
-      fused_loop<T>(kernel, sch, seed, ci, x0, sink);
-    }
-    accepted[std::size_t(b)] = sink.accepted;
-    divergent[std::size_t(b)] = sink.divergent_transitions;
-  };
-
-  int const saved = omp_get_max_threads();
-  omp_set_num_threads(nthreads);
-  auto t0 = std::chrono::steady_clock::now();
-  thrust::for_each(thrust::omp::par, thrust::counting_iterator<std::int64_t>(0),
-                   thrust::counting_iterator<std::int64_t>(nblocks), body);
-  auto t1 = std::chrono::steady_clock::now();
-  omp_set_num_threads(saved);
-  out.seconds_ = std::chrono::duration<double>(t1 - t0).count();
-
-  double acc = 0, div = 0;
-  for (std::int64_t b = 0; b < nblocks; ++b) {
-    acc += accepted[std::size_t(b)];
-    div += divergent[std::size_t(b)];
+  storage() = default;
+  storage(cpu const& be, std::int64_t chains) : be_(be), chains_(chains) {
+    nthreads_ = be.threads > 0 ? be.threads : omp_get_max_threads();
+    if (be.threads < 0)
+      throw std::invalid_argument("ember::backend::cpu: threads must be 0 (automatic) or positive, got " +
+                                  std::to_string(be.threads));
+    if (be.block < 0)
+      throw std::invalid_argument("ember::backend::cpu: block must be 0 (automatic) or positive, got " +
+                                  std::to_string(be.block));
+    std::int64_t blk = be.block > 0 ? be.block : std::max<std::int64_t>(64, (chains + 8 * nthreads_ - 1) / (8 * nthreads_));
+    // Whole batches per block, so a batch never straddles two blocks.
+    blk_ = (blk + W - 1) / W * W;
+    if (!be.simd) blk_ = blk;
+    nblocks_ = (chains + blk_ - 1) / blk_;
+    std::int64_t const padded = (chains + W - 1) / W * W;
+    a_.allocate(slots, padded);
+    b_.allocate(slots, padded);
   }
-  // Blocks' tracked sums, added in block order (fixed, so the trace does not depend on threads).
-  std::vector<double> sums(stride, 0.0);
-  for (std::int64_t b = 0; b < nblocks; ++b)
-    for (std::size_t i = 0; i < stride; ++i) sums[i] += track[std::size_t(b) * stride + i];
-  detail::finish_result<P>(out, sums.data(), acc, div);
-}
+
+  /// The chains' first states.
+  template <class Kernel, class Init>
+  void init(Kernel const& kernel, std::uint64_t key, Init const& init) {
+    parallel([&](std::int64_t, std::int64_t c, std::int64_t end, auto& sink) {
+      sink.in = &a_;
+      sink.out = &a_;
+#if !defined(__CUDACC__)
+      if (be_.simd)
+        for (; c < end; c += W) {
+          auto x0 = init.empty() ? default_start<B, D>(key, std::uint32_t(c)) : detail::load_start<B>(init, c);
+          sink.lanes = int(std::min(W, end - c));
+          fused_init<B>(kernel, x0, std::uint32_t(c), sink);
+        }
+#endif
+      sink.lanes = 1;
+      for (; c < end; ++c) {
+        auto x0 = init.empty() ? default_start<T, D>(key, std::uint32_t(c)) : detail::load_start<T>(init, c);
+        fused_init<T>(kernel, x0, std::uint32_t(c), sink);
+      }
+    }, 0);
+  }
+
+  /// One chunk: every chain from `a` (the committed state) into `b`, then b becomes a.
+  template <observe Mode, class Kernel>
+  chunk_output advance(Kernel const& kernel, chunk const& ch, T* samples, std::int64_t k0, std::int64_t k1) {
+    std::size_t const stride = P::tracks_any ? std::size_t(k1 - k0) * detail::track_stride<D> : 0;
+    detail::require_host_memory((long double)nblocks_ * stride * sizeof(double), "ember::backend::cpu",
+                                "tracked sums of " + detail::with_commas((long double)(k1 - k0)) + " kept steps in " +
+                                    std::to_string(nblocks_) + " blocks of chains",
+                                "use fewer, larger blocks (.block), thin more, or track fewer kept steps");
+    std::vector<double> track(std::size_t(nblocks_) * stride, 0.0);
+    if constexpr (Mode != observe::nothing) {
+      obs_accept_.resize(std::size_t(a_.stride));
+      if constexpr (Mode == observe::trajectory) {
+        for (auto* v : {&obs_start_, &obs_end_, &obs_velocity_}) v->resize(std::size_t(D * a_.stride));
+      }
+    }
+    parallel([&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
+      sink.samples = samples;
+      sink.track = track.data() + std::size_t(b) * stride;
+      sink.k0 = k0;
+      sink.inv_thin = 1.0 / double(ch.thin);
+#if !defined(__CUDACC__)  // nvcc rejects xsimd batches in host-device code: scalar path only
+      if (be_.simd)
+        for (; c < end; c += W) {
+          sink.lanes = int(std::min(W, end - c));
+          fused_chunk<B, Mode>(kernel, ch, std::uint32_t(c), sink);
+        }
+#endif
+      sink.lanes = 1;
+      for (; c < end; ++c) fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
+    }, 1);
+    std::swap(a_, b_);
+    chunk_output out;
+    out.track.assign(stride, 0.0);
+    // Blocks' sums added in block order (fixed, so the trace does not depend on threads).
+    for (std::int64_t b = 0; b < nblocks_; ++b)
+      for (std::size_t i = 0; i < stride; ++i) out.track[i] += track[std::size_t(b) * stride + i];
+    return out;
+  }
+
+  /// Σ over chains of `f(c, acc)`, in a fixed order: tiles of 256 chains each summed in chain
+  /// order (in parallel), then the tiles in order.
+  template <class F>
+  void reduce(F const& f, double* result) const {
+    constexpr int N = F::size;
+    constexpr std::int64_t tile = 256;
+    std::int64_t const tiles = (chains_ + tile - 1) / tile;
+    std::vector<double> part(std::size_t(tiles) * N, 0.0);
+    run_parallel(tiles, [&](std::int64_t t) {
+      double* p = part.data() + std::size_t(t) * N;
+      for (std::int64_t c = t * tile; c < std::min(chains_, (t + 1) * tile); ++c) f(c, p);
+    });
+    for (int i = 0; i < N; ++i) result[i] = 0;
+    for (std::int64_t t = 0; t < tiles; ++t)
+      for (int i = 0; i < N; ++i) result[i] += part[std::size_t(t) * N + i];
+  }
+
+  /// The per-chain arrays for the reductions of warm-up.
+  chain_view<T> view() const {
+    return {a_.slots.data(), a_.frozen.data(), obs_accept_.data(), obs_start_.data(), obs_end_.data(),
+            obs_velocity_.data(), a_.stride};
+  }
+  /// The committed per-chain arrays (host memory: the CPU backend's own).
+  chain_arrays<T> const& host() const { return a_; }
+  chain_arrays<T>& host_mutable() { return a_; }
+  /// After `host_mutable()` was written (a checkpoint loaded): nothing to copy on the host.
+  void upload() {}
+
+ private:
+  template <class F>
+  void run_parallel(std::int64_t n, F const& body) const {
+    std::exception_ptr error;
+    std::mutex m;
+    int const saved = omp_get_max_threads();
+    omp_set_num_threads(nthreads_);
+    thrust::for_each(thrust::omp::par, thrust::counting_iterator<std::int64_t>(0),
+                     thrust::counting_iterator<std::int64_t>(n), [&](std::int64_t i) {
+                       try {
+                         body(i);
+                       } catch (...) {
+                         std::lock_guard<std::mutex> lock(m);
+                         if (!error) error = std::current_exception();
+                       }
+                     });
+    omp_set_num_threads(saved);
+    if (error) std::rethrow_exception(error);
+  }
+  // Runs body(block, first chain, end chain, sink) for every block in parallel.
+  template <class F>
+  void parallel(F const& body, int) {
+    run_parallel(nblocks_, [&](std::int64_t b) {
+      detail::cpu_sink<P> sink{&a_, &b_, nullptr, chains_, nullptr, 0, 1.0,
+                               obs_accept_.data(), obs_start_.data(), obs_end_.data(), obs_velocity_.data()};
+      body(b, b * blk_, std::min(chains_, (b + 1) * blk_), sink);
+    });
+  }
+
+  cpu be_;
+  std::int64_t chains_ = 0, blk_ = 64, nblocks_ = 0;
+  int nthreads_ = 1;
+  chain_arrays<T> a_, b_;
+  std::vector<T> obs_accept_, obs_start_, obs_end_, obs_velocity_;
+};
 
 }  // namespace ember

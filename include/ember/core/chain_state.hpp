@@ -61,4 +61,11 @@ struct step_info {
   S accept_prob;
 };
 
+/// Where a trajectory ended, before the accept step: position and velocity dx/dt = L v. ChEES
+/// adaptation reads it; ordinary transitions pass nothing.
+template <class S, int D>
+struct trajectory_end {
+  vec<S, D> x, velocity;
+};
+
 }  // namespace ember

@@ -9,6 +9,7 @@
 
 #include <concepts>
 #include <type_traits>
+#include <utility>
 
 namespace ember {
 
@@ -33,16 +34,29 @@ concept DifferentiableEnergy =
       { e.value_and_grad(x, g) } -> std::convertible_to<typename E::value_type>;
     };
 
-/// A transition kernel in the init + step style: `init(x)` builds a `chain_state` from a position,
-/// `step(state, rng)` advances it in place by one transition and returns a `step_info`, and
-/// `validate()` throws `std::invalid_argument` for bad parameters (a non-positive step size...).
+/// A kernel state following the protocol of core/chain_state.hpp: position `x`, `energy`, and
+/// `slots` values reachable through `slot(i)`.
+template <class State>
+concept KernelState = requires(State& s, State const& cs) {
+  { State::slots } -> std::convertible_to<int>;
+  s.x;
+  s.energy;
+  s.slot(0);
+  cs.slot(0);
+};
+
+/// A transition kernel in the init + step style: `init(x)` builds its state (a `KernelState`,
+/// usually `chain_state`) from a position, `step(state, rng)` advances it in place by one
+/// transition and returns a `step_info`, and `validate()` throws `std::invalid_argument` for bad
+/// parameters (a non-positive step size...).
 template <class K>
 concept TransitionKernel =
     requires { typename K::energy_type; } && DifferentiableEnergy<typename K::energy_type> &&
-    requires(K const& k, vec<typename K::energy_type::value_type, K::energy_type::dim> const& x,
-             chain_state<typename K::energy_type::value_type, K::energy_type::dim>& s,
+    requires(K const& k, vec<typename K::energy_type::value_type, K::energy_type::dim> const& x) {
+      { k.init(x) } -> KernelState;
+    } &&
+    requires(K const& k, decltype(k.init(std::declval<vec<typename K::energy_type::value_type, K::energy_type::dim>>())) & s,
              chain_rng<typename K::energy_type::value_type> const& rng) {
-      { k.init(x) } -> std::same_as<chain_state<typename K::energy_type::value_type, K::energy_type::dim>>;
       k.step(s, rng);
       k.validate();
     };

@@ -1,23 +1,26 @@
 #pragma once
 /// \file
-/// Splitting integrators for Hamiltonian dynamics H(x, p) = U(x) + ½ pᵀM⁻¹p, written as data:
-/// a palindromic list of coefficients b₁, a₁, b₂, a₂, …, b₂, a₁, b₁. A `b` coefficient is a
-/// momentum kick p ← p − b ε ∇U(x); an `a` coefficient is a position drift x ← x + a ε M⁻¹p,
-/// followed by one gradient evaluation. Palindromic lists give symmetric, symplectic,
-/// time-reversible integrators, which is what HMC's acceptance test needs.
+/// Splitting integrators for Hamiltonian dynamics H(x, v) = U(x) + ½|v|² in whitened momentum
+/// v = Lᵀp (M⁻¹ = L Lᵀ, kernel/metric.hpp), written as data: a palindromic list of coefficients
+/// b₁, a₁, b₂, a₂, …, b₂, a₁, b₁. A `b` coefficient is a momentum kick v ← v − b ε Lᵀ∇U(x); an `a`
+/// coefficient is a position drift x ← x + a ε L v, followed by one gradient evaluation.
+/// Palindromic lists give symmetric, symplectic, time-reversible integrators, which is what HMC's
+/// acceptance test needs.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
+#include <ember/kernel/metric.hpp>
 
+#include <type_traits>
 #include <utility>
 
 namespace ember {
 
 /// An integrator given by a palindromic coefficient list `c` (b, a, b, …, a, b).
-/// `steps(U, s, p, ε, m⁻¹, L)` runs L integrator steps in place: `s` holds position, energy and
-/// gradient (kept current, so a trajectory of L velocity-Verlet steps costs L gradients), `p`
-/// the momentum. `gradients_per_step` is the number of drifts.
+/// `steps(U, s, v, ε, metric, L)` runs L integrator steps in place: `s` holds position, energy
+/// and gradient (kept current, so a trajectory of L velocity-Verlet steps costs L gradients), `v`
+/// the whitened momentum. `gradients_per_step` is the number of drifts.
 template <class Coefficients>
 struct palindromic {
   static constexpr int size = int(sizeof(Coefficients::value) / sizeof(double));
@@ -27,24 +30,36 @@ struct palindromic {
   template <std::size_t J>
   static constexpr double coefficient = Coefficients::value[J];
 
-  template <class E, class S, int D>
-  EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& p,
-                                          element_t<S> eps, element_t<S> inv_mass, int L) {
+  template <class E, class S, int D, class Metric>
+  EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& v, element_t<S> eps,
+                                          Metric const& metric, int L) {
     using T = element_t<S>;
     for (int l = 0; l < L; ++l)
       [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (substep<J>(U, s, p, T(coefficient<J>) * eps, inv_mass), ...);
+        (substep<J>(U, s, v, T(coefficient<J>) * eps, metric), ...);
       }(std::make_index_sequence<size>{});
   }
 
  private:
-  template <std::size_t J, class E, class S, int D>
-  EMBER_HD EMBER_INLINE static void substep(E const& U, chain_state<S, D>& s, vec<S, D>& p,
-                                            element_t<S> h, element_t<S> inv_mass) {
+  template <std::size_t J, class E, class S, int D, class Metric>
+  EMBER_HD EMBER_INLINE static void substep(E const& U, chain_state<S, D>& s, vec<S, D>& v, element_t<S> h,
+                                            Metric const& metric) {
+    // A scalar metric folds into the coefficient: the same arithmetic as plain leapfrog.
+    constexpr bool scalar = std::is_same_v<Metric, scalar_metric<element_t<S>>>;
     if constexpr (J % 2 == 0) {
-      for (int i = 0; i < D; ++i) p[i] = p[i] - S(h) * s.grad[i];
+      if constexpr (scalar) {
+        for (int i = 0; i < D; ++i) v[i] = v[i] - S(h * metric.scale) * s.grad[i];
+      } else {
+        auto g = metric.apply_transpose(s.grad);
+        for (int i = 0; i < D; ++i) v[i] = v[i] - S(h) * g[i];
+      }
     } else {
-      for (int i = 0; i < D; ++i) s.x[i] = s.x[i] + S(h * inv_mass) * p[i];
+      if constexpr (scalar) {
+        for (int i = 0; i < D; ++i) s.x[i] = s.x[i] + S(h * metric.scale) * v[i];
+      } else {
+        auto w = metric.apply(v);
+        for (int i = 0; i < D; ++i) s.x[i] = s.x[i] + S(h) * w[i];
+      }
       s.energy = U.value_and_grad(s.x, s.grad);
     }
   }

@@ -1,46 +1,74 @@
 #pragma once
 /// \file
-/// `hmc`: Hamiltonian Monte Carlo with a scalar mass m. Draws p ~ N(0, mI), runs L steps of a
-/// palindromic integrator (velocity Verlet by default) on H = U(x) + |p|²/2m, and accepts with
-/// probability min(1, e^{−ΔH}). The gradient at the current state is cached, so a transition
-/// costs L gradient evaluations with velocity Verlet (L + 1 with the first one counted, which is
-/// reused from the previous transition). A transition whose ΔH exceeds the divergence threshold
-/// (or is NaN) is reported as divergent, as in Stan and BlackJAX.
+/// `hmc`: Hamiltonian Monte Carlo. Draws a whitened momentum v ~ N(0, I), runs L steps of a
+/// palindromic integrator (velocity Verlet by default) on H = U(x) + ½|v|² with the metric
+/// M⁻¹ = L Lᵀ (kernel/metric.hpp: a scalar mass by default; diagonal or dense when adapted), and
+/// accepts with probability min(1, e^{−ΔH}). The gradient at the current state is cached, so a
+/// transition costs L gradient evaluations with velocity Verlet. A transition whose ΔH exceeds the
+/// divergence threshold (or is NaN) is reported as divergent, as in Stan and BlackJAX.
+///
+/// Per transition t, the same for every chain (so SIMD lanes and warps stay in step):
+///  - with `.jitter = j`, the step size is ε·(1 + j(2hₜ − 1)), hₜ the base-3 Halton number of t,
+///    so a hand-picked ε·L cannot sit on a resonance of the target (a full or half period);
+///  - with `.trajectory_length = T` (what ChEES adapts), the number of integrator steps is
+///    ⌈uₜ T / ε⌉ with uₜ the base-2 Halton number of t + 1 (Hoffman, Radul & Sountsov 2021), at
+///    most `.max_integrator_steps`; otherwise it is `.steps`.
 /// `hmc(U, {.step_size = ε, .steps = L})` returns an `hmc_kernel`, which models `TransitionKernel`.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
+#include <ember/core/halton.hpp>
 #include <ember/core/rng.hpp>
 #include <ember/integrator/palindromic.hpp>
 #include <ember/kernel/detail/validate.hpp>
+#include <ember/kernel/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 namespace ember {
 
 struct hmc_options {
-  double step_size = 0;                  ///< ε > 0
+  std::optional<double> step_size;       ///< ε > 0; leave it out when a warm-up adapts it
   int steps = 1;                         ///< L ≥ 1 integrator steps per transition
   double mass = 1;                       ///< scalar mass m > 0
   double divergence_threshold = 1000;    ///< ΔH above this marks a divergent transition
+  double jitter = 0;                     ///< j in [0, 1): step size jittered over ε(1 ± j)
+  double trajectory_length = 0;          ///< T > 0: ⌈uₜT/ε⌉ integrator steps (ChEES); 0: `steps`
+  int max_integrator_steps = 1024;       ///< cap on the steps of one transition with a trajectory length
 };
 
-template <class E, class Integrator = velocity_verlet>
+template <class E, class Integrator = velocity_verlet, class Metric = scalar_metric<typename E::value_type>>
 struct hmc_kernel {
   using energy_type = E;
   using integrator_type = Integrator;
+  using metric_type = Metric;
   using value_type = typename E::value_type;
   static constexpr int dim = E::dim;
+  /// The target acceptance rate of step-size adaptation (Stan's, Hoffman & Gelman 2014).
+  static constexpr double target_acceptance = 0.8;
 
   E energy;
+  Metric metric;
   value_type step_size;
   int steps;
-  value_type sqrt_mass;
-  value_type inv_mass;
   value_type divergence_threshold;
+  value_type jitter = 0;
+  value_type trajectory_length = 0;
+  int max_integrator_steps = 1024;
+
+  /// Step size and integrator steps of transition t (host and device; no per-chain value).
+  EMBER_HD int integrator_steps(std::uint32_t t, value_type& eps) const {
+    eps = step_size;
+    if (jitter > 0) eps = value_type(double(step_size) * (1 + double(jitter) * (2 * halton(t + 1, 3) - 1)));
+    if (!(trajectory_length > 0)) return steps;
+    double n = std::ceil(halton(std::uint64_t(t) + 1, 2) * double(trajectory_length) / double(eps));
+    return n < 1 ? 1 : n > max_integrator_steps ? max_integrator_steps : int(n);
+  }
 
   template <class S>
   EMBER_HD chain_state<S, dim> init(vec<S, dim> const& x) const {
@@ -49,20 +77,30 @@ struct hmc_kernel {
 
   template <class S>
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng) const {
-    using T = value_type;
-    auto xi = rng.template normal<dim>(purpose::proposal);
-    vec<S, dim> p;
-    S k0 = S(0);
-    for (int i = 0; i < dim; ++i) {
-      p[i] = S(sqrt_mass) * xi[i];
-      k0 = k0 + xi[i] * xi[i];  // |p|²/2m = |ξ|²/2
-    }
-    chain_state<S, dim> q = s;
-    Integrator::steps(energy, q, p, step_size, inv_mass, steps);
-    S k1 = S(0);
-    for (int i = 0; i < dim; ++i) k1 = k1 + p[i] * p[i];
-    S dh = (q.energy + S(T(0.5) * inv_mass) * k1) - (s.energy + S(T(0.5)) * k0);
-    return metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
+    return transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr));
+  }
+  /// The same transition, also reporting where the trajectory ended (for ChEES).
+  template <class S>
+  EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng, trajectory_end<S, dim>& end) const {
+    return transition<true>(s, rng, &end);
+  }
+
+  /// A copy with another step size.
+  hmc_kernel with_step_size(double eps) const {
+    hmc_kernel k = *this;
+    k.step_size = value_type(eps);
+    return k;
+  }
+  /// A copy with another metric (its type may differ: an adapted diagonal or dense one).
+  template <class M>
+  hmc_kernel<E, Integrator, M> with_metric(M const& m) const {
+    return {energy, m, step_size, steps, divergence_threshold, jitter, trajectory_length, max_integrator_steps};
+  }
+  /// A copy integrating for trajectory length T per transition (jittered by ChEES's Halton factor).
+  hmc_kernel with_trajectory_length(double T) const {
+    hmc_kernel k = *this;
+    k.trajectory_length = value_type(T);
+    return k;
   }
 
   void validate() const {
@@ -70,10 +108,38 @@ struct hmc_kernel {
     if (steps < 1)
       throw std::invalid_argument("ember::hmc: the number of integrator steps must be at least 1, got " +
                                   std::to_string(steps));
-    if (!(inv_mass > 0) || !std::isfinite(double(inv_mass)) || !std::isfinite(double(sqrt_mass)))
-      throw std::invalid_argument("ember::hmc: the mass must be positive and finite");
+    metric.validate("ember::hmc");
     if (!(divergence_threshold > 0))
       throw std::invalid_argument("ember::hmc: the divergence threshold must be positive (infinity disables it)");
+    if (!(jitter >= 0 && jitter < 1))
+      throw std::invalid_argument("ember::hmc: the step-size jitter must be in [0, 1), got " +
+                                  std::to_string(double(jitter)));
+    if (!(trajectory_length >= 0) || !std::isfinite(double(trajectory_length)))
+      throw std::invalid_argument("ember::hmc: the trajectory length must be finite and non-negative");
+    if (max_integrator_steps < 1)
+      throw std::invalid_argument("ember::hmc: max_integrator_steps must be at least 1");
+  }
+
+ private:
+  template <bool Observe, class S>
+  EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng,
+                                   trajectory_end<S, dim>* end) const {
+    using T = value_type;
+    auto v = rng.template normal<dim>(purpose::proposal);
+    S k0 = S(0);
+    for (int i = 0; i < dim; ++i) k0 = k0 + v[i] * v[i];
+    value_type eps;
+    int const L = integrator_steps(rng.step, eps);
+    chain_state<S, dim> q = s;
+    Integrator::steps(energy, q, v, eps, metric, L);
+    S k1 = S(0);
+    for (int i = 0; i < dim; ++i) k1 = k1 + v[i] * v[i];
+    S dh = (q.energy + S(T(0.5)) * k1) - (s.energy + S(T(0.5)) * k0);
+    if constexpr (Observe) {
+      end->x = q.x;
+      end->velocity = metric.apply(v);
+    }
+    return metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
   }
 };
 
@@ -85,13 +151,17 @@ struct hmc_fn {
                   "ember::hmc needs a differentiable energy: a type with dim, value_type, "
                   "value(x) and value_and_grad(x, g); wrap a plain callable in custom_energy<D>(f)");
     using T = typename E::value_type;
+    if (!(o.mass > 0) || !std::isfinite(o.mass)) throw std::invalid_argument("ember::hmc: the mass must be positive and finite");
     hmc_kernel<E, Integrator> k{U,
-                                T(o.step_size),
+                                scalar_metric<T>{T(1.0 / std::sqrt(o.mass))},
+                                T(o.step_size.value_or(std::numeric_limits<double>::quiet_NaN())),
                                 o.steps,
-                                T(std::sqrt(o.mass)),
-                                T(1.0 / o.mass),
-                                T(o.divergence_threshold)};
-    k.validate();
+                                T(o.divergence_threshold),
+                                T(o.jitter),
+                                T(o.trajectory_length),
+                                o.max_integrator_steps};
+    // Without a step size the kernel waits for a warm-up to adapt one; a run checks it again.
+    if (o.step_size) k.validate();
     return k;
   }
 };

@@ -1,36 +1,45 @@
 #pragma once
 /// \file
-/// `mala`: the Metropolis-adjusted Langevin algorithm. Proposes x' = x − η∇U(x) + √(2η) ξ and
-/// accepts with probability min(1, e^{U(x) − U(x')} q(x | x') / q(x' | x)), where
-/// q(y | x) ∝ exp(−|y − x + η∇U(x)|² / 4η) is the (asymmetric) Langevin proposal density.
+/// `mala`: the Metropolis-adjusted Langevin algorithm, preconditioned by a metric M⁻¹ = L Lᵀ
+/// (kernel/metric.hpp; the identity unless a warm-up adapts a diagonal or dense one). Proposes
+/// x' = x − η L Lᵀ∇U(x) + √(2η) L ξ and accepts with probability
+/// min(1, e^{U(x) − U(x')} q(x | x') / q(x' | x)), where q(y | x) = N(y; x − ηM⁻¹∇U(x), 2ηM⁻¹).
+/// With u = Lᵀ∇U(x) and u' = Lᵀ∇U(x'): log q(x' | x) = −|ξ|²/2 + c and
+/// log q(x | x') = −|η(u + u') − √(2η) ξ|²/4η + c, so no triangular solve is needed.
 /// One gradient per transition: the proposal's gradient is kept if it is accepted.
 /// `mala(U, {.step_size = η})` returns a `mala_kernel`, which models `TransitionKernel`.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
 #include <ember/core/rng.hpp>
-#include <ember/integrator/euler_maruyama.hpp>
 #include <ember/kernel/detail/validate.hpp>
+#include <ember/kernel/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
 
 #include <cmath>
+#include <limits>
+#include <optional>
 
 namespace ember {
 
 struct mala_options {
-  double step_size = 0;  ///< η > 0
+  std::optional<double> step_size;  ///< η > 0; leave it out when a warm-up adapts it
 };
 
-template <class E>
+template <class E, class Metric = identity_metric>
 struct mala_kernel {
   using energy_type = E;
+  using metric_type = Metric;
   using value_type = typename E::value_type;
   static constexpr int dim = E::dim;
+  /// The target acceptance rate of step-size adaptation (Roberts & Rosenthal 1998).
+  static constexpr double target_acceptance = 0.574;
 
   E energy;
+  Metric metric;
   value_type step_size;
-  value_type noise_scale;    // √(2η)
-  value_type inv_4eta;       // 1/(4η)
+  value_type noise_scale;  // √(2η)
+  value_type inv_4eta;     // 1/(4η)
 
   template <class S>
   EMBER_HD chain_state<S, dim> init(vec<S, dim> const& x) const {
@@ -41,13 +50,18 @@ struct mala_kernel {
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng) const {
     using T = value_type;
     auto xi = rng.template normal<dim>(purpose::proposal);
+    decltype(auto) u = metric.apply_transpose(s.grad);
+    vec<S, dim> w;
+    for (int i = 0; i < dim; ++i) w[i] = S(noise_scale) * xi[i] - S(step_size) * u[i];
+    decltype(auto) lw = metric.apply(w);
     chain_state<S, dim> p;
-    p.x = euler_maruyama(s.x, s.grad, xi, step_size, noise_scale);
+    for (int i = 0; i < dim; ++i) p.x[i] = s.x[i] + lw[i];
     p.energy = energy.value_and_grad(p.x, p.grad);
-    // log q(x | x') − log q(x' | x): the forward term |x' − x + η∇U(x)|²/4η is |ξ|²/2.
+    decltype(auto) u1 = metric.apply_transpose(p.grad);
+    // log q(x | x') − log q(x' | x): the forward term is |ξ|²/2.
     S fwd = S(0), rev = S(0);
     for (int i = 0; i < dim; ++i) {
-      S d = s.x[i] - p.x[i] + S(step_size) * p.grad[i];
+      S d = S(step_size) * (u[i] + u1[i]) - S(noise_scale) * xi[i];
       rev = rev + d * d;
       fwd = fwd + xi[i] * xi[i];
     }
@@ -55,7 +69,20 @@ struct mala_kernel {
     return metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept), !is_finite(p.energy));
   }
 
-  void validate() const { detail::require_step_size(double(step_size), "ember::mala"); }
+  /// A copy with another step size (its derived constants recomputed).
+  mala_kernel with_step_size(double eta) const {
+    return {energy, metric, value_type(eta), value_type(std::sqrt(2 * eta)), value_type(0.25 / eta)};
+  }
+  /// A copy with another metric (its type may differ: an adapted diagonal or dense one).
+  template <class M>
+  mala_kernel<E, M> with_metric(M const& m) const {
+    return {energy, m, step_size, noise_scale, inv_4eta};
+  }
+
+  void validate() const {
+    detail::require_step_size(double(step_size), "ember::mala");
+    metric.validate("ember::mala");
+  }
 };
 
 struct mala_fn {
@@ -64,9 +91,9 @@ struct mala_fn {
     static_assert(DifferentiableEnergy<E>,
                   "ember::mala needs a differentiable energy: a type with dim, value_type, "
                   "value(x) and value_and_grad(x, g); wrap a plain callable in custom_energy<D>(f)");
-    using T = typename E::value_type;
-    mala_kernel<E> k{U, T(o.step_size), T(std::sqrt(2 * o.step_size)), T(0.25 / o.step_size)};
-    k.validate();
+    auto k = mala_kernel<E>{U, {}, 0, 0, 0}.with_step_size(o.step_size.value_or(std::numeric_limits<double>::quiet_NaN()));
+    // Without a step size the kernel waits for a warm-up to adapt one; a run checks it again.
+    if (o.step_size) k.validate();
     return k;
   }
 };

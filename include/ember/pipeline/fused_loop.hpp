@@ -1,14 +1,22 @@
 #pragma once
 /// \file
-/// The fused per-chain loop: the one place a pipeline becomes code. A backend calls
-/// `fused_loop<S>` once per chain (`S` = `float`/`double`, one thread per chain on a GPU) or once
-/// per SIMD batch of chains (`S` = a batch). Everything between init and the last step happens in
-/// registers; the only memory traffic is the `sink` the backend passes, at kept steps.
+/// The fused per-chain loop: the one place a pipeline becomes code. A run advances in chunks;
+/// for each chunk a backend calls `fused_chunk<S>` once per chain (`S` = `float`/`double`, one
+/// thread per chain on a GPU) or once per SIMD batch of chains (`S` = a batch). Within a chunk
+/// everything happens in registers; the chain's state is loaded from the run's memory at the
+/// start of the chunk and stored at its end, so a run split into any number of chunks computes
+/// exactly what one chunk would (the loop is the same machine code, and every decision depends
+/// on the global transition index only).
 ///
-/// A sink provides:
-///   keep(k, chain, state, window_acceptance, active)  at each kept step k;
-///   diverged(chain, newly, t)                          when lanes go non-finite at transition t;
-///   finish(chain, state, frozen, divergent_transitions, accepted)  once at the end.
+/// A sink (backend-supplied) provides:
+///   load(chain, state, frozen, window)        the chain's stored state, frozen mask, window count;
+///   store(chain, state, frozen, window, divergent, accepted)   at the end of the chunk, with the
+///                                             chunk's divergent-transition and accepted counts;
+///   keep(k, chain, state, window, live)       at kept step k (global index) with the accepted
+///                                             count since the previous kept step;
+///   diverged(chain, newly, t)                 when lanes go non-finite at transition t;
+///   observe(chain, accept_prob, frozen)       after each transition, in warm-up chunks only;
+///   observe_trajectory(chain, start, end)     likewise, where the trajectory ended (ChEES).
 /// `chain` is the index of the first lane; lanes are consecutive chains.
 
 #include <ember/core/chain_state.hpp>
@@ -21,31 +29,46 @@
 
 namespace ember {
 
+/// A stretch of transitions [begin, end) of a run, with what decides which of them are kept.
+struct chunk {
+  std::int64_t begin = 0, end = 0;
+  std::int64_t keep_from = 0;   ///< first kept-phase transition (warm-up + burn-in)
+  std::int64_t count_from = 0;  ///< first transition whose divergences are counted (end of warm-up)
+  std::int64_t thin = 1;
+  std::uint64_t key = 0;        ///< the Philox key of the run's stream
+};
+
+/// The longest chunk: per-chunk counts live in the lane type, and a float counts exactly to 2²⁴.
+inline constexpr std::int64_t max_chunk = std::int64_t(1) << 22;
+
 /// The default start state of a chain: x₀ ~ N(0, I), drawn from the chain's own stream
 /// (step 0, purpose `init`).
 template <class S, int D>
-EMBER_HD EMBER_INLINE vec<S, D> default_start(std::uint64_t seed, std::uint32_t chain) {
-  return make_chain_rng<S>(seed, chain, 0).template normal<D>(purpose::init);
+EMBER_HD EMBER_INLINE vec<S, D> default_start(std::uint64_t key, std::uint32_t chain) {
+  return make_chain_rng<S>(key, chain, 0).template normal<D>(purpose::init);
 }
 
 /// Mask of lanes whose energy and position are all finite. Adding 0·xᵢ turns any non-finite
 /// coordinate into a NaN energy (0·∞ is NaN), so one test covers all D + 1 values.
-template <class S, int D>
-EMBER_HD EMBER_INLINE mask_t<S> state_is_finite(chain_state<S, D> const& s) {
-  S e = s.energy;
-  for (int i = 0; i < D; ++i) e = e + S(0) * s.x[i];
+template <class State>
+EMBER_HD EMBER_INLINE auto state_is_finite(State const& s) {
+  auto e = s.energy;
+  for (int i = 0; i < int(sizeof(s.x) / sizeof(s.x[0])); ++i) e = e + decltype(e)(0) * s.x[i];
   return is_finite(e);
 }
 
-template <class S, class Kernel, class Sink>
-EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_t seed,
-                         std::uint32_t chain, vec<S, Kernel::dim> const& x0, Sink& sink) {
-  constexpr int D = Kernel::dim;
+/// Whether a warm-up chunk also asks the kernel where its trajectory ended (ChEES).
+enum class observe { nothing, acceptance, trajectory };
+
+template <class S, observe Observe = observe::nothing, class Kernel, class Sink>
+EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& ch, std::uint32_t chain, Sink& sink) {
   using T = element_t<S>;
-  auto s = kernel.init(x0);
-  mask_t<S> frozen = !state_is_finite(s);
-  if (any(frozen)) sink.diverged(chain, frozen, std::int64_t(-1));
-  S divergent_transitions = S(0), accepted_total = S(0), window = S(0);
+  using State = decltype(kernel.init(vec<S, Kernel::dim>{}));
+  State s;
+  mask_t<S> frozen;
+  S window;
+  sink.load(chain, s, frozen, window);
+  S divergent_transitions = S(0), accepted_total = S(0);
 
   // One transition with divergence handling: a lane whose new state is not finite keeps its last
   // finite state and is frozen for the rest of the run. The previous state is a register copy;
@@ -53,8 +76,16 @@ EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_
   // one finiteness test per step. (Recomputing the previous gradient on the rare path instead of
   // copying doubled the CUDA kernel's registers, 80 → 160, for 1.5 % fewer CPU instructions.)
   auto advance = [&](std::int64_t t) {
-    chain_state<S, D> prev = s;
-    auto info = kernel.step(s, make_chain_rng<S>(seed, chain, std::uint32_t(t)));
+    State prev = s;
+    auto rng = make_chain_rng<S>(ch.key, chain, std::uint32_t(t));
+    step_info<S> info;
+    if constexpr (Observe == observe::trajectory) {
+      trajectory_end<S, Kernel::dim> end;
+      info = kernel.step(s, rng, end);
+      sink.observe_trajectory(chain, prev, end);
+    } else {
+      info = kernel.step(s, rng);
+    }
     mask_t<S> bad = !state_is_finite(s);
     if (any(bad || frozen)) {
       mask_t<S> newly = bad && !frozen;
@@ -65,27 +96,38 @@ EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_
       if (any(newly)) sink.diverged(chain, newly, t);
       frozen = frozen || bad;
     }
-    divergent_transitions = divergent_transitions + select(info.divergent, S(1), S(0));
+    if constexpr (Observe != observe::nothing) sink.observe(chain, info.accept_prob, frozen);
+    if (t >= ch.count_from) divergent_transitions = divergent_transitions + select(info.divergent, S(1), S(0));
     return info.accepted;
   };
 
-  // One loop and one call of advance for burn-in and kept steps alike, so every transition is
-  // the same machine code and a chain's path does not depend on where burn-in ends.
-  std::int64_t k = 0, until_keep = sch.thin;
-  T inv_thin = T(1) / T(sch.thin);
-  for (std::int64_t t = 0; t < sch.burn_in + sch.steps; ++t) {
+  // One loop and one call of advance for every phase, so every transition is the same machine
+  // code and a chain's path does not depend on where a phase or a chunk ends. A countdown, not a
+  // division, finds kept steps.
+  std::int64_t k = ch.begin > ch.keep_from ? (ch.begin - ch.keep_from) / ch.thin : 0;
+  std::int64_t until_keep = ch.begin > ch.keep_from ? ch.thin - (ch.begin - ch.keep_from) % ch.thin : ch.thin;
+  for (std::int64_t t = ch.begin; t < ch.end; ++t) {
     S a = advance(t);
-    if (t < sch.burn_in) continue;
+    if (t < ch.keep_from) continue;
     accepted_total = accepted_total + a;
     window = window + a;
     if (--until_keep == 0) {
-      sink.keep(k, chain, s, window * S(inv_thin), !frozen);
+      sink.keep(k, chain, s, window, !frozen);
       ++k;
-      until_keep = sch.thin;
+      until_keep = ch.thin;
       window = S(0);
     }
   }
-  sink.finish(chain, s, frozen, divergent_transitions, accepted_total);
+  sink.store(chain, s, frozen, window, divergent_transitions, accepted_total);
+}
+
+/// A chain's first state: `kernel.init` at its start position, frozen if not finite.
+template <class S, class Kernel, class Sink>
+EMBER_HD void fused_init(Kernel const& kernel, vec<S, Kernel::dim> const& x0, std::uint32_t chain, Sink& sink) {
+  auto s = kernel.init(x0);
+  mask_t<S> frozen = !state_is_finite(s);
+  if (any(frozen)) sink.diverged(chain, frozen, std::int64_t(-1));
+  sink.store(chain, s, frozen, S(0), S(0), S(0));
 }
 
 }  // namespace ember

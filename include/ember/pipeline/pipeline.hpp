@@ -1,26 +1,42 @@
 #pragma once
 /// \file
-/// `pipeline<Kernel, Stages...>`: a transition kernel followed by stages, built with `|`:
-/// `mala(U, {.step_size = 0.05f}) | burn_in(500) | thin(10) | record() | track(moments)`.
+/// `pipeline<Kernel, Warmup, Stages...>`: a transition kernel followed by stages, built with `|`:
+/// `mala(U) | warmup(1000) | burn_in(500) | thin(10) | record() | track(moments)`.
 /// The pipeline is a type: which stages it has is known at compile time, and their run-time
-/// numbers (burn-in length, thinning) fold into one `schedule`. `sample` turns it into one fused
-/// per-chain loop (pipeline/fused_loop.hpp).
+/// numbers (warm-up, burn-in, thinning) fold into one `schedule`. A run (run.hpp) advances it in
+/// fused chunks (pipeline/fused_loop.hpp). A warm-up that adapts a metric rebinds the kernel to
+/// one with a diagonal or dense metric here, so the pipeline's kernel type is the tuned one.
 
 #include <ember/core/concepts.hpp>
+#include <ember/kernel/metric.hpp>
 #include <ember/pipeline/stages.hpp>
 
 #include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace ember {
 
-/// The run-time shape of a run: `burn_in` discarded transitions, then `steps` transitions of which
-/// every `thin`-th is kept (`kept` = steps / thin of them).
+/// The run-time shape of a run: `warmup` transitions that tune the kernel, `burn_in`
+/// discarded transitions, then transitions of which every `thin`-th is kept. Transition t (from
+/// 0) is kept when t ≥ warmup + burn_in and (t − warmup − burn_in + 1) is a multiple of thin.
 struct schedule {
+  std::int64_t warmup = 0;
   std::int64_t burn_in = 0;
-  std::int64_t steps = 0;
   std::int64_t thin = 1;
-  std::int64_t kept = 0;
+  /// The first transition of the kept phase.
+  constexpr std::int64_t keep_from() const { return warmup + burn_in; }
+  /// Kept draws among the first `t` transitions.
+  constexpr std::int64_t kept_before(std::int64_t t) const { return t > keep_from() ? (t - keep_from()) / thin : 0; }
+};
+
+/// No warm-up stage.
+struct no_warmup {
+  std::int64_t n = 0;
+  template <class A>
+  static constexpr bool has = false;
 };
 
 namespace detail {
@@ -28,6 +44,10 @@ template <class T>
 struct is_track : std::false_type {};
 template <class... Tags>
 struct is_track<track_stage<Tags...>> : std::true_type {};
+template <class T>
+struct is_warmup : std::false_type {};
+template <class... A>
+struct is_warmup<warmup_stage<A...>> : std::true_type {};
 template <class Tag, class T>
 constexpr bool tracks() {
   if constexpr (is_track<T>::value)
@@ -37,9 +57,10 @@ constexpr bool tracks() {
 }
 }  // namespace detail
 
-template <class Kernel, class... Stages>
+template <class Kernel, class Warmup, class... Stages>
 struct pipeline {
   using kernel_type = Kernel;
+  using warmup_type = Warmup;
   using energy_type = typename Kernel::energy_type;
   using value_type = typename energy_type::value_type;
   static constexpr int dim = energy_type::dim;
@@ -51,29 +72,73 @@ struct pipeline {
   static constexpr bool tracks_any = tracks_moments || tracks_acceptance || tracks_energy;
 
   Kernel kernel;
+  Warmup warmup;
   std::int64_t burn_in = 0;
   std::int64_t thin = 1;
 
-  /// The schedule of a run of `steps` transitions after burn-in.
-  constexpr schedule make_schedule(std::int64_t steps) const {
-    return {burn_in, steps, thin, steps / thin};
-  }
+  constexpr ember::schedule make_schedule() const { return {warmup.n, burn_in, thin}; }
 };
 
 namespace detail {
+
+template <class K>
+concept has_metric = requires(K const& k) { k.with_metric(k.metric); };
+
+// The kernel a warm-up tunes: with a diagonal or dense metric if the warm-up adapts one.
+template <class Kernel, class W>
+auto rebind_for_warmup(Kernel const& k, W const&) {
+  using T = typename Kernel::value_type;
+  constexpr int D = Kernel::dim;
+  constexpr bool needs_metric = W::template has<diagonal_mass_adapter> || W::template has<dense_mass_adapter>;
+  constexpr bool needs_acceptance = W::template has<step_size_adapter> || W::template has<chees_adapter>;
+  static_assert(!needs_metric || has_metric<Kernel>,
+                "ember::warmup: diagonal_mass() and dense_mass() need a kernel with a metric (mala, hmc)");
+  static_assert(!needs_acceptance || requires { Kernel::target_acceptance; },
+                "ember::warmup: step_size() and chees() need a Metropolis-adjusted kernel (mala, hmc)");
+  static_assert(!W::template has<chees_adapter> || requires { k.with_trajectory_length(1.0); },
+                "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
+  if constexpr (W::template has<diagonal_mass_adapter>) {
+    diagonal_metric<T, D> m;
+    for (int i = 0; i < D; ++i) m.scale[i] = T(1);
+    return k.with_metric(m);
+  } else if constexpr (W::template has<dense_mass_adapter>) {
+    return k.with_metric(dense_metric<T, D>::identity());
+  } else {
+    return k;
+  }
+}
+
+inline std::int64_t checked_add(std::int64_t a, std::int64_t b, char const* what) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    throw std::invalid_argument(std::string("ember: ") + what + " " + std::to_string(a) + " + " + std::to_string(b) +
+                                " overflows a 64-bit count");
+  return r;
+}
+
 template <class P, class Stage>
 constexpr auto append(P const& p, Stage const& s) {
-  return []<class K, class... Ss>(pipeline<K, Ss...> const& q, Stage const& st) {
-    pipeline<K, Ss..., Stage> r{q.kernel, q.burn_in, q.thin};
-    if constexpr (std::is_same_v<Stage, burn_in_stage>) r.burn_in += st.n;
-    if constexpr (std::is_same_v<Stage, thin_stage>) r.thin *= st.k;
-    return r;
+  return []<class K, class W, class... Ss>(pipeline<K, W, Ss...> const& q, Stage const& st) {
+    if constexpr (is_warmup<Stage>::value) {
+      static_assert(std::is_same_v<W, no_warmup>, "ember: a pipeline has at most one warmup stage");
+      auto k = rebind_for_warmup(q.kernel, st);
+      return pipeline<decltype(k), Stage, Ss...>{k, st, q.burn_in, q.thin};
+    } else {
+      pipeline<K, W, Ss..., Stage> r{q.kernel, q.warmup, q.burn_in, q.thin};
+      if constexpr (std::is_same_v<Stage, burn_in_stage>) r.burn_in = checked_add(r.burn_in, st.n, "burn-in");
+      if constexpr (std::is_same_v<Stage, thin_stage>) {
+        if (__builtin_mul_overflow(r.thin, st.k, &r.thin))
+          throw std::invalid_argument("ember: thinning " + std::to_string(q.thin) + " x " + std::to_string(st.k) +
+                                      " overflows a 64-bit count");
+      }
+      return r;
+    }
   }(p, s);
 }
 template <class T>
 struct is_pipeline : std::false_type {};
-template <class K, class... S>
-struct is_pipeline<pipeline<K, S...>> : std::true_type {};
+template <class K, class W, class... S>
+struct is_pipeline<pipeline<K, W, S...>> : std::true_type {};
 template <class T>
 struct is_stage : std::false_type {};
 template <>
@@ -84,15 +149,17 @@ template <>
 struct is_stage<record_stage> : std::true_type {};
 template <class... Tags>
 struct is_stage<track_stage<Tags...>> : std::true_type {};
+template <class... A>
+struct is_stage<warmup_stage<A...>> : std::true_type {};
 }  // namespace detail
 
-/// A kernel or a pipeline, as `sample` accepts it.
+/// A kernel or a pipeline, as `sample` and `start` accept it.
 template <class P>
 constexpr auto as_pipeline(P const& p) {
   if constexpr (detail::is_pipeline<P>::value)
     return p;
   else
-    return pipeline<P>{p};
+    return pipeline<P, no_warmup>{p, {}};
 }
 
 /// `kernel | stage` and `pipeline | stage`.

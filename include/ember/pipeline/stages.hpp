@@ -1,17 +1,19 @@
 #pragma once
 /// \file
-/// The stages a kernel is piped into: `burn_in(n)`, `thin(k)`, `record()` and
-/// `track(moments, acceptance, mean_energy)`. Stages are small values; `operator|` collects them
-/// into a `pipeline` type (pipeline/pipeline.hpp), which `sample` folds into one fused loop.
+/// The stages a kernel is piped into: `warmup(n, adapters...)`, `burn_in(n)`, `thin(k)`,
+/// `record()` and `track(moments, acceptance, mean_energy)`. Stages are small values;
+/// `operator|` collects them into a `pipeline` type (pipeline/pipeline.hpp), which a run
+/// (run.hpp) advances in fused chunks.
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 namespace ember {
 
-/// Discard the first n transitions of every chain (no draws kept, nothing tracked).
+/// Discard the first n transitions after warm-up (no draws kept, nothing tracked).
 struct burn_in_stage {
   std::int64_t n;
 };
@@ -41,6 +43,54 @@ struct track_stage {
   static constexpr bool has = (std::is_same_v<Tag, Tags> || ...);
 };
 
+// --- warm-up adaptation (adapt/warmup.hpp does the work) ---
+
+/// Step size by dual averaging (Hoffman & Gelman 2014, Stan's γ = 0.05, t₀ = 10, κ = 0.75)
+/// towards `target` acceptance (0: the kernel's own, MALA 0.574, HMC 0.8, ChEES-HMC 0.651),
+/// from the mean acceptance probability of all live chains at each warm-up transition (one step
+/// size for all chains, reduced in a fixed order so it depends on nothing but the seed).
+struct step_size_adapter {
+  double target = 0;
+};
+/// A diagonal metric (inverse mass = the target's variances) estimated in Stan's growing windows
+/// from the draws of all chains pooled, regularised as Stan does.
+struct diagonal_mass_adapter {};
+/// A dense metric (inverse mass = the target's covariance, D ≤ 64), likewise.
+struct dense_mass_adapter {};
+/// HMC's trajectory length by ChEES (Hoffman, Radul & Sountsov 2021): Adam (β₁ = 0, β₂ = 0.95)
+/// on log T, Halton-jittered trajectories, target acceptance 0.651. Needs at least 2 chains.
+struct chees_adapter {
+  double learning_rate = 0.025;
+};
+
+inline constexpr step_size_adapter step_size(step_size_adapter o = {}) { return o; }
+inline constexpr diagonal_mass_adapter diagonal_mass() { return {}; }
+inline constexpr dense_mass_adapter dense_mass() { return {}; }
+inline constexpr chees_adapter chees(chees_adapter o = {}) { return o; }
+
+/// `warmup(n, adapters...)`: n transitions before burn-in during which the kernel is tuned;
+/// afterwards it is frozen, so kept draws come from one fixed Markov kernel. With no adapters:
+/// step size and diagonal metric.
+template <class... Adapters>
+struct warmup_stage {
+  static_assert(((std::is_same_v<Adapters, step_size_adapter> || std::is_same_v<Adapters, diagonal_mass_adapter> ||
+                  std::is_same_v<Adapters, dense_mass_adapter> || std::is_same_v<Adapters, chees_adapter>) && ...),
+                "ember::warmup takes step_size(), diagonal_mass(), dense_mass() and chees()");
+  template <class A>
+  static constexpr bool has = (std::is_same_v<A, Adapters> || ...);
+  static_assert(!(has<diagonal_mass_adapter> && has<dense_mass_adapter>),
+                "ember::warmup: choose diagonal_mass() or dense_mass(), not both");
+  std::int64_t n;
+  std::tuple<Adapters...> adapters;
+  template <class A>
+  A get() const {
+    if constexpr (has<A>)
+      return std::get<A>(adapters);
+    else
+      return A{};
+  }
+};
+
 /// `burn_in(n)`, n ≥ 0.
 inline burn_in_stage burn_in(std::int64_t n) {
   if (n < 0) throw std::invalid_argument("ember::burn_in: n must be non-negative, got " + std::to_string(n));
@@ -57,6 +107,16 @@ inline constexpr record_stage record() { return {}; }
 template <class... Tags>
 constexpr track_stage<Tags...> track(Tags...) {
   return {};
+}
+/// `warmup(n)` (step size and diagonal metric) or `warmup(n, step_size(), dense_mass(), ...)`.
+inline warmup_stage<step_size_adapter, diagonal_mass_adapter> warmup(std::int64_t n) {
+  if (n < 0) throw std::invalid_argument("ember::warmup: n must be non-negative, got " + std::to_string(n));
+  return {n, {}};
+}
+template <class A, class... As>
+warmup_stage<A, As...> warmup(std::int64_t n, A a, As... as) {
+  if (n < 0) throw std::invalid_argument("ember::warmup: n must be non-negative, got " + std::to_string(n));
+  return {n, {a, as...}};
 }
 
 }  // namespace ember

@@ -8,6 +8,9 @@
 namespace ember::detail {
 
 inline void require_step_size(double eta, char const* who) {
+  if (std::isnan(eta))
+    throw std::invalid_argument(std::string(who) + ": the step size must be positive and finite, got nan "
+                                "(give .step_size, or adapt it with | warmup(n, step_size()))");
   if (!(eta > 0) || !std::isfinite(eta))
     throw std::invalid_argument(std::string(who) + ": the step size must be positive and finite, got " +
                                 std::to_string(eta));

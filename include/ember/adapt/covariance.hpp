@@ -1,0 +1,82 @@
+#pragma once
+/// \file
+/// `pooled_covariance<D, Dense>`: the mean and (co)variance of draws pooled over chains and over
+/// the transitions of a window, accumulated one transition at a time from the sums a backend
+/// reduces over chains (n, Σx, Σx² or Σxxᵀ, in double, in a fixed order). Each transition's
+/// sums become a mean and a scatter, and transitions are combined with Chan, Golub & LeVeque's
+/// pairwise update (the Welford recurrence for blocks), so no Σx² − n·mean² ever spans the
+/// window. `metric()` regularises as Stan does, Σ ← n/(n + 5) Σ + 10⁻³ · 5/(n + 5) I, and returns
+/// the metric whose L Lᵀ is Σ: the standard deviations (diagonal) or the Cholesky factor from
+/// Eigen's LLT (dense).
+
+#include <ember/kernel/metric.hpp>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+template <int D, bool Dense>
+struct pooled_covariance {
+  /// Values per transition that the reduction produces: n, Σx, then Σx² (diagonal) or the upper
+  /// triangle of Σxxᵀ row by row (dense).
+  static constexpr int sums = 1 + D + (Dense ? D * (D + 1) / 2 : D);
+
+  double n = 0;
+  double mean[D] = {};
+  double m2[Dense ? D * (D + 1) / 2 : D] = {};
+
+  void reset() { *this = pooled_covariance{}; }
+
+  /// Adds one transition's sums (as laid out above).
+  void add(double const* s) {
+    double const nb = s[0];
+    if (!(nb > 0)) return;
+    double mb[D];
+    for (int i = 0; i < D; ++i) mb[i] = s[1 + i] / nb;
+    double const na = n, nn = na + nb, f = na * nb / nn;
+    double delta[D];
+    for (int i = 0; i < D; ++i) delta[i] = mb[i] - mean[i];
+    int q = 0;
+    for (int i = 0; i < D; ++i)
+      for (int j = Dense ? i : i; j < (Dense ? D : i + 1); ++j, ++q) {
+        double const scatter = s[1 + D + q] - nb * mb[i] * mb[j];
+        m2[q] += scatter + delta[i] * delta[j] * f;
+      }
+    for (int i = 0; i < D; ++i) mean[i] += delta[i] * nb / nn;
+    n = nn;
+  }
+
+  /// The regularised covariance's factor as a metric of value type T.
+  template <class T>
+  auto metric() const {
+    if (n < 3) throw std::runtime_error("ember::warmup: a metric window saw fewer than 3 live draws");
+    double const w = n / (n + 5), shrink = 1e-3 * 5 / (n + 5);
+    if constexpr (!Dense) {
+      diagonal_metric<T, D> m;
+      for (int i = 0; i < D; ++i) m.scale[i] = T(std::sqrt(w * m2[i] / (n - 1) + shrink));
+      return m;
+    } else {
+      Eigen::Matrix<double, D, D> S;
+      int q = 0;
+      for (int i = 0; i < D; ++i)
+        for (int j = i; j < D; ++j, ++q) S(i, j) = S(j, i) = w * m2[q] / (n - 1) + (i == j ? shrink : 0.0);
+      Eigen::LLT<Eigen::Matrix<double, D, D>> llt(S);
+      if (llt.info() != Eigen::Success)
+        throw std::runtime_error("ember::warmup: the pooled covariance of a metric window is not positive definite");
+      Eigen::Matrix<double, D, D> L = llt.matrixL();
+      dense_metric<T, D> m;
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j <= i; ++j) m.lower[i * (i + 1) / 2 + j] = T(L(i, j));
+      return m;
+    }
+  }
+};
+
+}  // namespace ember

@@ -1,0 +1,210 @@
+#pragma once
+/// \file
+/// `warmup_state<Kernel, Warmup>`: what a run's warm-up adapts and how, between its one-transition
+/// warm-up chunks. Before transition t the run asks for `kernel_at(t)` (the current step size,
+/// metric and trajectory length); after it, `update(t, reduce)` folds the chains' pooled
+/// statistics in, with `reduce(functor, n, out)` summing a per-chain functor over the live chains
+/// in a fixed order (a backend's job, on the host or the device). After the last warm-up
+/// transition `frozen()` is the kernel every later transition uses. The whole state is plain
+/// data, saved in checkpoints.
+
+#include <ember/adapt/chees.hpp>
+#include <ember/adapt/covariance.hpp>
+#include <ember/adapt/dual_averaging.hpp>
+#include <ember/adapt/mass_windows.hpp>
+#include <ember/core/config.hpp>
+#include <ember/core/halton.hpp>
+#include <ember/pipeline/pipeline.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+
+namespace ember {
+
+/// Pointers into a run's per-chain arrays (host or device memory), as the reductions read them.
+/// Chain c's slot i is `slots[i·stride + c]`; the first D slots are the position.
+template <class T>
+struct chain_view {
+  T const* slots = nullptr;
+  std::uint8_t const* frozen = nullptr;
+  T const* accept_prob = nullptr;                                  // per chain, last transition
+  T const* start = nullptr, *end = nullptr, *velocity = nullptr;  // D × stride each (ChEES)
+  std::int64_t stride = 0;
+};
+
+namespace detail {
+
+// n and Σα over live chains.
+template <class T>
+struct acceptance_sums {
+  static constexpr int size = 2;
+  chain_view<T> v;
+  EMBER_HD void operator()(std::int64_t c, double* a) const {
+    if (v.frozen[c]) return;
+    a[0] += 1;
+    a[1] += double(v.accept_prob[c]);
+  }
+};
+
+// n, Σx, Σx² or the upper triangle of Σxxᵀ over live chains (adapt/covariance.hpp's layout).
+template <class T, int D, bool Dense>
+struct moment_sums {
+  static constexpr int size = pooled_covariance<D, Dense>::sums;
+  chain_view<T> v;
+  EMBER_HD void operator()(std::int64_t c, double* a) const {
+    if (v.frozen[c]) return;
+    a[0] += 1;
+    double x[D];
+    for (int i = 0; i < D; ++i) x[i] = double(v.slots[i * v.stride + c]);
+    for (int i = 0; i < D; ++i) a[1 + i] += x[i];
+    int q = 1 + D;
+    for (int i = 0; i < D; ++i)
+      for (int j = Dense ? i : i; j < (Dense ? D : i + 1); ++j) a[q++] += x[i] * x[j];
+  }
+};
+
+// ChEES, first pass: n, Σα, Σx (D), Σα x' (D).
+template <class T, int D>
+struct chees_means {
+  static constexpr int size = 2 + 2 * D;
+  chain_view<T> v;
+  EMBER_HD void operator()(std::int64_t c, double* a) const {
+    if (v.frozen[c]) return;
+    double const al = double(v.accept_prob[c]);
+    a[0] += 1;
+    a[1] += al;
+    for (int i = 0; i < D; ++i) {
+      a[2 + i] += double(v.start[i * v.stride + c]);
+      a[2 + D + i] += al * double(v.end[i * v.stride + c]);
+    }
+  }
+};
+
+// ChEES, second pass: Σα (‖x' − x̄'‖² − ‖x − x̄‖²)((x' − x̄')·v').
+template <class T, int D>
+struct chees_gradient {
+  static constexpr int size = 1;
+  chain_view<T> v;
+  double mean0[D], mean1[D];
+  EMBER_HD void operator()(std::int64_t c, double* a) const {
+    if (v.frozen[c]) return;
+    double d0 = 0, d1 = 0, dv = 0;
+    for (int i = 0; i < D; ++i) {
+      double const r0 = double(v.start[i * v.stride + c]) - mean0[i];
+      double const r1 = double(v.end[i * v.stride + c]) - mean1[i];
+      d0 += r0 * r0;
+      d1 += r1 * r1;
+      dv += r1 * double(v.velocity[i * v.stride + c]);
+    }
+    a[0] += double(v.accept_prob[c]) * (d1 - d0) * dv;
+  }
+};
+
+}  // namespace detail
+
+template <class Kernel, class W>
+struct warmup_state {
+  using T = typename Kernel::value_type;
+  static constexpr int D = Kernel::dim;
+  static constexpr bool adapts_step = W::template has<step_size_adapter> || W::template has<chees_adapter>;
+  static constexpr bool adapts_diag = W::template has<diagonal_mass_adapter>;
+  static constexpr bool adapts_dense = W::template has<dense_mass_adapter>;
+  static constexpr bool adapts_metric = adapts_diag || adapts_dense;
+  static constexpr bool adapts_trajectory = W::template has<chees_adapter>;
+  static constexpr bool observes = adapts_step || adapts_trajectory;
+
+  dual_averaging da;
+  pooled_covariance<D, adapts_dense> cov;
+  chees_state chees;
+  Kernel kernel;  ///< the kernel with the current metric (step size and T come from da and chees)
+
+  warmup_state() = default;
+  warmup_state(Kernel const& k, W const& w, std::int64_t chains) : kernel(k) {
+    if constexpr (adapts_step) {
+      double target = w.template get<step_size_adapter>().target;
+      if (!(target > 0)) target = adapts_trajectory ? 0.651 : Kernel::target_acceptance;
+      if (!(target < 1)) throw std::invalid_argument("ember::warmup: the target acceptance must be in (0, 1)");
+      da.target = target;
+      double eps0 = double(k.step_size);
+      da.restart(std::isfinite(eps0) && eps0 > 0 ? eps0 : 1.0);
+    }
+    if constexpr (adapts_trajectory) {
+      if (chains < 2) throw std::invalid_argument("ember::warmup: chees() needs at least 2 chains (it adapts from their ensemble)");
+      chees.learning_rate = w.template get<chees_adapter>().learning_rate;
+      double eps = std::isfinite(double(k.step_size)) && k.step_size > 0 ? double(k.step_size) : 1.0;
+      double T0 = k.trajectory_length > 0 ? double(k.trajectory_length) : eps * k.steps;
+      chees.start(T0);
+    }
+  }
+
+  /// The kernel of warm-up transition t.
+  Kernel kernel_at(std::int64_t) const {
+    Kernel k = kernel;
+    if constexpr (adapts_step) k = k.with_step_size(da.current());
+    if constexpr (adapts_trajectory) k = k.with_trajectory_length(chees.current());
+    return k;
+  }
+
+  /// Folds in what warm-up transition t produced; `windows` is the run's metric schedule.
+  template <class Reduce>
+  void update(std::int64_t t, mass_windows const& windows, chain_view<T> const& v, Reduce&& reduce) {
+    if constexpr (adapts_step) {
+      double a[2] = {0, 0};
+      reduce(detail::acceptance_sums<T>{v}, a);
+      da.update(a[0] > 0 ? a[1] / a[0] : 0.0);
+    }
+    if constexpr (adapts_trajectory) {
+      double m[2 + 2 * D] = {};
+      reduce(detail::chees_means<T, D>{v}, m);
+      if (m[0] > 1 && m[1] > 0) {
+        detail::chees_gradient<T, D> g{v, {}, {}};
+        for (int i = 0; i < D; ++i) {
+          g.mean0[i] = m[2 + i] / m[0];
+          g.mean1[i] = m[2 + D + i] / m[1];
+        }
+        double s[1] = {0};
+        reduce(g, s);
+        // The trajectory simulated at t was uT with u the Halton factor of t; d x'/d log T = uT v'.
+        double const uT = halton(std::uint64_t(t) + 1, 2) * chees.current();
+        chees.update(uT * s[0] / m[1]);
+      }
+    }
+    if constexpr (adapts_metric) {
+      if (windows.collects(t)) {
+        double s[decltype(cov)::sums] = {};
+        reduce(detail::moment_sums<T, D, adapts_dense>{v}, s);
+        cov.add(s);
+        if (windows.closes(t)) {
+          kernel = kernel.with_metric(cov.template metric<T>());
+          cov.reset();
+          if constexpr (adapts_step) da.restart(da.current());
+        }
+      }
+    }
+  }
+
+  /// The tuned kernel kept after warm-up.
+  Kernel frozen() const {
+    Kernel k = kernel;
+    if constexpr (adapts_step) k = k.with_step_size(da.final());
+    if constexpr (adapts_trajectory) k = k.with_trajectory_length(chees.final());
+    return k;
+  }
+};
+
+/// A pipeline without warm-up: nothing to adapt.
+template <class Kernel>
+struct warmup_state<Kernel, no_warmup> {
+  static constexpr bool observes = false, adapts_trajectory = false;
+  Kernel kernel;
+  warmup_state() = default;
+  warmup_state(Kernel const& k, no_warmup const&, std::int64_t) : kernel(k) {}
+  Kernel kernel_at(std::int64_t) const { return kernel; }
+  template <class V, class Reduce>
+  void update(std::int64_t, mass_windows const&, V const&, Reduce&&) {}
+  Kernel frozen() const { return kernel; }
+};
+
+}  // namespace ember

@@ -1,0 +1,39 @@
+#pragma once
+// The per-chain arrays of a run as every backend lays them out, and what a chunk returns.
+
+#include <cstdint>
+#include <vector>
+
+namespace ember {
+
+/// The per-chain arrays of a run, in the layout every backend uses: chain c's value i at
+/// `[i·stride + c]`, `stride` the chain count padded to whole SIMD batches (the padding holds the
+/// ghost lanes of a last partial batch, which then persist between chunks like real chains).
+template <class T>
+struct chain_arrays {
+  std::int64_t stride = 0;
+  std::vector<T> slots;                 ///< state slots × stride
+  std::vector<T> window;                ///< accepted transitions since the last kept step
+  std::vector<std::uint8_t> frozen;     ///< went non-finite (and was frozen at its last finite state)
+  std::vector<std::int64_t> diverged_at;  ///< transition at which it froze; −1 start, −2 never
+  std::vector<std::int64_t> accepted;   ///< accepted transitions in the kept phase (exact)
+  std::vector<std::int64_t> divergent;  ///< divergent transitions after warm-up (exact)
+
+  void allocate(std::int64_t slot_count, std::int64_t padded) {
+    stride = padded;
+    auto n = std::size_t(padded);
+    slots.assign(std::size_t(slot_count) * n, T(0));
+    window.assign(n, T(0));
+    frozen.assign(n, 0);
+    diverged_at.assign(n, -2);
+    accepted.assign(n, 0);
+    divergent.assign(n, 0);
+  }
+};
+
+/// What one chunk produced besides the chains' new state: tracked sums of its kept steps.
+struct chunk_output {
+  std::vector<double> track;  ///< kept steps of the chunk × track_stride, summed over chains
+};
+
+}  // namespace ember

@@ -1,0 +1,463 @@
+#pragma once
+/// \file
+/// `ember::run<P, Backend>`: a run as a value. `start(pipe, options, backend)` creates the chains'
+/// state (positions, energies, gradients, per-chain counters, the adaptation state, the
+/// transition counter and the stream key); `advance(n)` moves every chain n transitions further
+/// along the pipeline's schedule (warm-up, burn-in, kept steps); `result()` gives the draws and
+/// diagnostics so far; `save(path)` and `load(pipe, path, backend)` checkpoint it.
+///
+/// A run advances in chunks. A chunk is the fused per-chain loop (pipeline/fused_loop.hpp) over a
+/// stretch of transitions, with the chain's state in registers; between chunks it is in the
+/// backend's memory. Warm-up chunks are one transition long, because pooled adaptation needs
+/// every chain's statistics before the next transition; later chunks grow until one takes about
+/// half a second, for progress reports. Every decision inside a chunk depends on the global
+/// transition index only, so a run split into any number of pieces (by `advance` calls, chunk
+/// sizes, checkpoints) gives bitwise the same draws as the same run in one piece.
+///
+/// **Streams.** Transition t of chain c draws from Philox with counter (c, t, …) under the run's
+/// key. The key is the seed for a run from the default start x₀ ~ N(0, I), and the seed mixed with
+/// a hash of the start states for a run from `.init`, so a new run started from another run's
+/// final states never replays that run's noise, even with the same seed (docs/tuning.md).
+/// Continuing a run is `advance`, never a new `start`.
+
+#include <ember/adapt/warmup.hpp>
+#include <ember/backend/cpu.hpp>
+#include <ember/backend/detail/chain_arrays.hpp>
+#include <ember/backend/detail/host_memory.hpp>
+#include <ember/core/concepts.hpp>
+#include <ember/detail/checkpoint.hpp>
+#include <ember/pipeline/fused_loop.hpp>
+#include <ember/pipeline/pipeline.hpp>
+#include <ember/result.hpp>
+#include <ember/sample_options.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <span>
+#include <string_view>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+namespace ember {
+
+template <class P, class Backend>
+class run;
+
+namespace detail {
+
+// 64-bit mixing (SplitMix64's finaliser): a stream key from the seed and a hash of the start states.
+constexpr std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+template <class T, int D>
+std::uint64_t stream_key(std::uint64_t seed, std::span<vec<T, D> const> init) {
+  if (init.empty()) return seed;
+  // FNV-1a over the bytes of every start state, then mixed with the seed.
+  std::uint64_t h = 0xCBF29CE484222325ull;
+  auto const* p = reinterpret_cast<unsigned char const*>(init.data());
+  for (std::size_t i = 0; i < init.size_bytes(); ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+  return mix64(seed ^ mix64(h ^ 0x656D6265725F696Eull));
+}
+
+// The type name of P as the compiler spells it: a checkpoint's pipeline fingerprint.
+template <class P>
+constexpr std::string_view type_name() {
+#if defined(__clang__) || defined(__GNUC__)
+  return __PRETTY_FUNCTION__;
+#else
+  return __FUNCSIG__;
+#endif
+}
+inline std::uint64_t fnv1a(void const* data, std::size_t n, std::uint64_t h = 0xCBF29CE484222325ull) {
+  auto const* p = static_cast<unsigned char const*>(data);
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
+  return h;
+}
+
+// The default progress line on stderr, rewritten in place.
+inline void print_progress(progress_report const& r, bool last) {
+  std::fprintf(stderr, "\rember: %s %lld/%lld transitions, %.1f s, ~%.0f s left, acceptance %.3f, %lld divergent%s",
+               r.warming_up ? "warm-up" : "sampling", (long long)r.done, (long long)r.total, r.seconds,
+               r.seconds_left, r.acceptance, (long long)r.divergent_transitions, last ? "\n" : "   ");
+  std::fflush(stderr);
+}
+inline bool stderr_is_terminal() {
+#if defined(__unix__) || defined(__APPLE__)
+  return isatty(2) != 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace detail
+
+template <class P, class Backend>
+class run {
+ public:
+  using pipeline_type = P;
+  using kernel_type = typename P::kernel_type;
+  using value_type = typename P::value_type;
+  using T = value_type;
+  static constexpr int dim = P::dim;
+  static constexpr int D = dim;
+  using state_type = decltype(std::declval<kernel_type const&>().init(vec<T, D>{}));
+  using options_type = sample_options<T, D>;
+
+  run(P const& pipe, options_type const& opt, Backend const& backend)
+      : pipe_(pipe), backend_(backend), chains_(opt.chains), seed_(opt.seed),
+        key_(detail::stream_key<T, D>(opt.seed, opt.init)), sched_(pipe.make_schedule()), windows_(sched_.warmup),
+        warm_(pipe.kernel, pipe.warmup, opt.chains), kernel_(pipe.kernel), show_progress_(opt.progress),
+        on_progress_(opt.on_progress) {
+    validate_start(opt);
+    storage_ = typename Backend::template storage<P>(backend_, chains_);
+    storage_.init(sched_.warmup > 0 ? warm_.kernel_at(0) : kernel_, key_, opt.init);
+    if (sched_.warmup == 0) kernel_ = warm_.frozen();
+  }
+
+  /// Moves every chain `n` transitions further along the schedule. Throws before any work for
+  /// n < 0 or a run that would pass 2³² − 1 transitions; an exception from the energy (or any
+  /// other failure inside a chunk) leaves the run as it was after its last completed chunk.
+  void advance(std::int64_t n) {
+    if (n < 0) throw std::invalid_argument("ember::run::advance: the number of transitions must be non-negative, got " + std::to_string(n));
+    if (t_ + n >= std::int64_t(std::numeric_limits<std::uint32_t>::max()))
+      throw std::invalid_argument("ember::run::advance: a run makes fewer than 2^32 - 1 transitions (a step index is 32 bits); " +
+                                  std::to_string(t_) + " done and " + std::to_string(n) + " asked");
+    if (sched_.warmup == 0 || t_ >= sched_.warmup) kernel_.validate();
+    std::int64_t const kept_after = sched_.kept_before(t_ + n);
+    if (P::records)
+      detail::require_host_memory((long double)kept_after * D * chains_ * sizeof(T), "ember::sample",
+                                  detail::with_commas((long double)kept_after) + " kept draws x " + std::to_string(D) +
+                                      " dimensions x " + detail::with_commas((long double)chains_) + " chains recorded",
+                                  "thin more, run fewer chains, or track moments instead of recording");
+    auto const t_begin = t_;
+    auto const clock0 = std::chrono::steady_clock::now();
+    bool printed = false;
+    std::int64_t len = 256;
+    while (t_ < t_begin + n) {
+      std::int64_t const end = t_begin + n;
+      bool const warming = t_ < sched_.warmup;
+      chunk ch{t_, 0, sched_.keep_from(), sched_.warmup, sched_.thin, key_};
+      ch.end = warming ? t_ + 1 : std::min({end, t_ + len, t_ + max_chunk});
+      auto const c0 = std::chrono::steady_clock::now();
+      if (warming) {
+        kernel_type const k = warm_.kernel_at(t_);
+        if (t_ == 0 || !std::isfinite(double(k.step_size))) k.validate();
+        run_chunk(k, ch, std::integral_constant<bool, decltype(warm_)::observes>{});
+        warm_.update(t_, windows_, storage_.view(), [&](auto const& f, double* out) { storage_.reduce(f, out); });
+        t_ = ch.end;
+        if (t_ == sched_.warmup) {
+          kernel_ = warm_.frozen();
+          kernel_.validate();
+        }
+      } else {
+        run_chunk(kernel_, ch, std::false_type{});
+        t_ = ch.end;
+        double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+        // Chunks of about half a second: a progress line twice a second, and chunking's own cost
+        // (a load and a store of every chain's state) far below 1 %.
+        double const grow = dt > 0 ? 0.5 / dt : 8.0;
+        len = std::clamp<std::int64_t>(std::int64_t(double(ch.end - ch.begin) * std::clamp(grow, 0.5, 8.0)), 1, max_chunk);
+      }
+      double const elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock0).count();
+      bool const want_line = show_progress_ && (printed || elapsed > 0.5) && detail::stderr_is_terminal();
+      if (on_progress_ || want_line) {
+        progress_report r = progress(t_ - t_begin, n, elapsed);
+        // Shown only when the run will take more than about two seconds.
+        if (want_line && (printed || elapsed + r.seconds_left > 2)) {
+          detail::print_progress(r, t_ == t_begin + n);
+          printed = true;
+        }
+        if (on_progress_) on_progress_(r);
+      }
+    }
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - clock0).count();
+  }
+
+  /// Transitions made so far (warm-up and burn-in included).
+  std::int64_t transitions() const { return t_; }
+  std::int64_t chains() const { return chains_; }
+  ember::schedule const& schedule() const { return sched_; }
+  /// The kernel the next transition uses (tuned, after warm-up).
+  kernel_type kernel() const { return t_ < sched_.warmup ? warm_.kernel_at(t_) : kernel_; }
+  /// The adapted parameters (what `kernel()` holds, in plain numbers).
+  adaptation_report adapted() const {
+    adaptation_report a;
+    auto const k = kernel();
+    a.step_size = double(k.step_size);
+    if constexpr (requires { k.trajectory_length; }) {
+      a.trajectory_length = double(k.trajectory_length);
+      a.integrator_steps = k.steps;
+    }
+    if constexpr (requires { k.metric.scale[0]; }) {
+      for (int i = 0; i < D; ++i) a.metric_scale.push_back(double(k.metric.scale[i]));
+    } else if constexpr (requires { k.metric.lower[0]; }) {
+      for (auto v : k.metric.lower) a.metric_scale.push_back(double(v));
+    } else if constexpr (requires { k.metric.scale; }) {
+      a.metric_scale.push_back(double(k.metric.scale));
+    }
+    return a;
+  }
+
+  /// The draws and diagnostics of the run so far.
+  ember::result<T, D> result() const& { return make_result(samples_); }
+  ember::result<T, D> result() && { return make_result(std::move(samples_)); }
+
+  /// Writes the whole run state to `path` (see docs/tuning.md for what a checkpoint holds).
+  void save(std::string const& path) const;
+  /// A run continued from a checkpoint written by `save` for the same pipeline type.
+  static run load(P const& pipe, std::string const& path, Backend const& backend = {});
+
+ private:
+  template <class K, bool Observe>
+  void run_chunk(K const& k, chunk const& ch, std::integral_constant<bool, Observe>) {
+    std::int64_t const k0 = sched_.kept_before(ch.begin), k1 = sched_.kept_before(ch.end);
+    std::size_t const old_size = samples_.size();
+    if constexpr (P::records) samples_.resize(std::size_t(k1) * D * std::size_t(chains_));
+    constexpr observe mode =
+        !Observe ? observe::nothing : (decltype(warm_)::adapts_trajectory ? observe::trajectory : observe::acceptance);
+    try {
+      auto out = storage_.template advance<mode>(k, ch, samples_.data(), k0, k1);
+      track_.insert(track_.end(), out.track.begin(), out.track.end());
+    } catch (...) {
+      samples_.resize(old_size);  // the chunk's draws never happened
+      throw;
+    }
+  }
+
+  progress_report progress(std::int64_t done, std::int64_t total, double elapsed) const {
+    progress_report r;
+    r.done = done;
+    r.total = total;
+    r.transition = t_;
+    r.warming_up = t_ < sched_.warmup;
+    r.seconds = elapsed;
+    r.seconds_left = done > 0 ? elapsed * double(total - done) / double(done) : 0;
+    auto const& a = storage_.host();
+    std::int64_t acc = 0, live = 0;
+    for (std::int64_t c = 0; c < chains_; ++c) {
+      r.divergent_transitions += a.divergent[std::size_t(c)];
+      if (a.frozen[std::size_t(c)]) {
+        ++r.divergent_chains;
+      } else {
+        acc += a.accepted[std::size_t(c)];
+        ++live;
+      }
+    }
+    std::int64_t const kept_phase = std::max<std::int64_t>(0, t_ - sched_.keep_from());
+    r.acceptance = live > 0 && kept_phase > 0 ? double(acc) / (double(live) * double(kept_phase)) : 0;
+    return r;
+  }
+
+  ember::result<T, D> make_result(std::vector<T> samples) const {
+    ember::result<T, D> out;
+    auto const& a = storage_.host();
+    out.chains_ = chains_;
+    out.kept_ = sched_.kept_before(t_);
+    out.kept_transitions_ = std::max<std::int64_t>(0, t_ - sched_.keep_from());
+    out.samples_ = std::move(samples);
+    out.final_.resize(std::size_t(D * chains_));
+    for (int d = 0; d < D; ++d)
+      for (std::int64_t c = 0; c < chains_; ++c)
+        out.final_[std::size_t(d * chains_ + c)] = a.slots[std::size_t(d * a.stride + c)];
+    out.frozen_.assign(a.frozen.begin(), a.frozen.begin() + chains_);
+    out.diverged_at_.assign(a.diverged_at.begin(), a.diverged_at.begin() + chains_);
+    out.accepted_.assign(a.accepted.begin(), a.accepted.begin() + chains_);
+    double acc = 0, div = 0;
+    for (std::int64_t c = 0; c < chains_; ++c) {
+      div += double(a.divergent[std::size_t(c)]);
+      if (!a.frozen[std::size_t(c)]) acc += double(a.accepted[std::size_t(c)]);
+    }
+    out.seconds_ = seconds_;
+    out.adapted_ = adapted();
+    detail::finish_result<P>(out, track_.data(), acc, div);
+    return out;
+  }
+
+  void validate_start(options_type const& opt) const {
+    if (opt.chains <= 0)
+      throw std::invalid_argument("ember::sample: the number of chains must be positive, got " + std::to_string(opt.chains));
+    if (opt.chains > std::int64_t(std::numeric_limits<std::uint32_t>::max()) - 64)
+      throw std::invalid_argument("ember::sample: at most 4,294,967,231 chains (a chain index is 32 bits), got " +
+                                  std::to_string(opt.chains));
+    if (sched_.warmup == 0) pipe_.kernel.validate();
+    if (!opt.init.empty()) {
+      if (std::int64_t(opt.init.size()) != opt.chains)
+        throw std::invalid_argument("ember::sample: .init has " + std::to_string(opt.init.size()) +
+                                    " start states for " + std::to_string(opt.chains) + " chains");
+      for (std::size_t c = 0; c < opt.init.size(); ++c)
+        for (int d = 0; d < D; ++d)
+          if (!std::isfinite(double(opt.init[c][d])))
+            throw std::invalid_argument("ember::sample: start state of chain " + std::to_string(c) +
+                                        " is not finite (coordinate " + std::to_string(d) + ")");
+    }
+    detail::require_host_memory((long double)opt.chains * (2 * state_type::slots * sizeof(T) + 64), "ember::sample",
+                                "the state of " + detail::with_commas((long double)opt.chains) + " chains",
+                                "run fewer chains");
+  }
+
+  P pipe_;
+  Backend backend_;
+  std::int64_t chains_ = 0;
+  std::uint64_t seed_ = 0, key_ = 0;
+  ember::schedule sched_;
+  mass_windows windows_;
+  warmup_state<kernel_type, typename P::warmup_type> warm_;
+  kernel_type kernel_;
+  typename Backend::template storage<P> storage_;
+  std::int64_t t_ = 0;
+  std::vector<T> samples_;
+  std::vector<double> track_;
+  double seconds_ = 0;
+  bool show_progress_ = true;
+  std::function<void(progress_report const&)> on_progress_;
+};
+
+namespace detail {
+inline constexpr char ember_version[16] = "ember 0.2.0";
+
+template <class K>
+void put_tunables(byte_writer& w, K const& k) {
+  w.put(double(k.step_size));
+  if constexpr (requires { k.metric; }) w.put(k.metric);
+  if constexpr (requires { k.trajectory_length; }) w.put(double(k.trajectory_length));
+}
+template <class K>
+void get_tunables(byte_reader& r, K& k) {
+  double const eps = r.get<double>();
+  if constexpr (requires { k.metric; }) r.get_bytes(k.metric);
+  if constexpr (requires { k.trajectory_length; }) k.trajectory_length = typename K::value_type(r.get<double>());
+  k = k.with_step_size(eps);
+}
+}  // namespace detail
+
+template <class P, class Backend>
+void run<P, Backend>::save(std::string const& path) const {
+  detail::byte_writer w;
+  w.bytes = "EMBERRUN";
+  w.put(std::uint32_t(1));  // format
+  w.put(detail::ember_version);
+  w.put(std::uint32_t(sizeof(T)));
+  w.put(std::uint32_t(D));
+  w.put(detail::fnv1a(detail::type_name<P>().data(), detail::type_name<P>().size()));
+  w.put(chains_);
+  w.put(seed_);
+  w.put(key_);
+  w.put(t_);
+  w.put(sched_.warmup);
+  w.put(sched_.burn_in);
+  w.put(sched_.thin);
+  w.put(seconds_);
+  if constexpr (requires { warm_.da; }) {
+    w.put(warm_.da);
+    w.put(warm_.cov);
+    w.put(warm_.chees);
+  }
+  detail::put_tunables(w, warm_.kernel);
+  detail::put_tunables(w, kernel_);
+  auto const& a = storage_.host();
+  w.put(a.stride);
+  w.put_vector(a.slots);
+  w.put_vector(a.window);
+  w.put_vector(a.frozen);
+  w.put_vector(a.diverged_at);
+  w.put_vector(a.accepted);
+  w.put_vector(a.divergent);
+  w.put_vector(samples_);
+  w.put_vector(track_);
+  detail::write_file_atomically(path, std::move(w.bytes));
+}
+
+template <class P, class Backend>
+run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Backend const& backend) {
+  std::string const bytes = detail::read_checked_file(path);
+  detail::byte_reader r{bytes, path, 8};
+  auto const refuse = [&](std::string const& why) {
+    throw std::runtime_error("ember::run::load: " + path + " " + why);
+  };
+  if (r.get<std::uint32_t>() != 1) refuse("has a checkpoint format this ember cannot read");
+  char version[16];
+  r.get_bytes(version);
+  if (std::memcmp(version, detail::ember_version, sizeof version) != 0)
+    refuse("was written by " + std::string(version, strnlen(version, sizeof version)) + ", this is " +
+           detail::ember_version);
+  auto const size = r.get<std::uint32_t>();
+  if (size != sizeof(T))
+    refuse("holds " + std::string(size == 4 ? "float" : size == 8 ? "double" : "unknown") +
+           " chains, but this pipeline computes in " + (sizeof(T) == 4 ? "float" : "double"));
+  auto const dim = r.get<std::uint32_t>();
+  if (dim != std::uint32_t(D))
+    refuse("holds chains of dimension " + std::to_string(dim) + ", but this pipeline's energy has dimension " +
+           std::to_string(D));
+  if (r.get<std::uint64_t>() != detail::fnv1a(detail::type_name<P>().data(), detail::type_name<P>().size()))
+    refuse("was written for a different pipeline type (kernel, energy or stages differ)");
+  sample_options<T, D> opt;
+  opt.chains = r.get<std::int64_t>();
+  opt.seed = r.get<std::uint64_t>();
+  opt.progress = false;
+  auto const key = r.get<std::uint64_t>();
+  auto const t = r.get<std::int64_t>();
+  ember::schedule sch;
+  sch.warmup = r.get<std::int64_t>();
+  sch.burn_in = r.get<std::int64_t>();
+  sch.thin = r.get<std::int64_t>();
+  auto const want = pipe.make_schedule();
+  if (sch.warmup != want.warmup || sch.burn_in != want.burn_in || sch.thin != want.thin)
+    refuse("was written for a schedule of warm-up " + std::to_string(sch.warmup) + ", burn-in " +
+           std::to_string(sch.burn_in) + ", thin " + std::to_string(sch.thin) + "; this pipeline has " +
+           std::to_string(want.warmup) + ", " + std::to_string(want.burn_in) + ", " + std::to_string(want.thin));
+  if (opt.chains <= 0 || t < 0) refuse("is corrupt (a negative count)");
+  run out(pipe, opt, backend);  // allocates; its initial state is replaced below
+  out.key_ = key;
+  out.t_ = t;
+  out.seconds_ = r.get<double>();
+  if constexpr (requires { out.warm_.da; }) {
+    r.get_bytes(out.warm_.da);
+    r.get_bytes(out.warm_.cov);
+    r.get_bytes(out.warm_.chees);
+  }
+  detail::get_tunables(r, out.warm_.kernel);
+  detail::get_tunables(r, out.kernel_);
+  auto& a = out.storage_.host_mutable();
+  if (r.get<std::int64_t>() != a.stride) refuse("is corrupt (chain padding differs)");
+  a.slots = r.get_vector<T>(a.slots.size());
+  a.window = r.get_vector<T>(a.window.size());
+  a.frozen = r.get_vector<std::uint8_t>(a.frozen.size());
+  a.diverged_at = r.get_vector<std::int64_t>(a.diverged_at.size());
+  a.accepted = r.get_vector<std::int64_t>(a.accepted.size());
+  a.divergent = r.get_vector<std::int64_t>(a.divergent.size());
+  out.samples_ = r.get_vector<T>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
+  out.track_ = r.get_vector<double>(P::tracks_any ? std::uint64_t(sch.kept_before(t)) * detail::track_stride<D> : 0);
+  if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");
+  out.storage_.upload();
+  return out;
+}
+
+struct start_fn {
+  template <class P, class Backend = backend::cpu>
+  auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend = {}) const {
+    static_assert(detail::is_pipeline<P>::value || TransitionKernel<P>,
+                  "ember::start needs a transition kernel (ula, mala, hmc, ...) or a pipeline built from one with |");
+    auto pipe = as_pipeline(p);
+    return run<decltype(pipe), Backend>(pipe, opt, backend);
+  }
+};
+/// `start(pipeline, {.chains, .seed, .init}, backend)`: a run at transition 0 (`.steps` is not
+/// used; `advance` says how far to go).
+inline constexpr start_fn start{};
+
+}  // namespace ember
