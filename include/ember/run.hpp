@@ -121,12 +121,11 @@ class run {
   run(P const& pipe, options_type const& opt, Backend const& backend)
       : pipe_(pipe), backend_(backend), chains_(opt.chains), seed_(opt.seed),
         key_(detail::stream_key<T, D>(opt.seed, opt.init)), sched_(pipe.make_schedule()), windows_(sched_.warmup),
-        warm_(pipe.kernel, pipe.warmup, opt.chains), kernel_(pipe.kernel), show_progress_(opt.progress),
+        warm_(pipe.kernel, pipe.warmup, opt.chains), kernel_(warm_.frozen()), show_progress_(opt.progress),
         on_progress_(opt.on_progress) {
     validate_start(opt);
     storage_ = typename Backend::template storage<P>(backend_, chains_);
     storage_.init(sched_.warmup > 0 ? warm_.kernel_at(0) : kernel_, key_, opt.init);
-    if (sched_.warmup == 0) kernel_ = warm_.frozen();
   }
 
   /// Moves every chain `n` transitions further along the schedule. Throws before any work for
@@ -161,7 +160,7 @@ class run {
         warm_.update(t_, windows_, storage_.view(), [&](auto const& f, double* out) { storage_.reduce(f, out); });
         t_ = ch.end;
         if (t_ == sched_.warmup) {
-          kernel_ = warm_.frozen();
+          detail::reassign(kernel_, warm_.frozen());
           kernel_.validate();
         }
       } else {
@@ -341,7 +340,7 @@ void get_tunables(byte_reader& r, K& k) {
   double const eps = r.get<double>();
   if constexpr (requires { k.metric; }) r.get_bytes(k.metric);
   if constexpr (requires { k.trajectory_length; }) k.trajectory_length = typename K::value_type(r.get<double>());
-  k = k.with_step_size(eps);
+  reassign(k, k.with_step_size(eps));
 }
 }  // namespace detail
 

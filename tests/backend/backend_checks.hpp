@@ -94,9 +94,9 @@ inline auto compare_ula_pipe() {
 }
 inline auto compare_mala_pipe() { return mala(p1_energy(), {.step_size = 0.3f}) | record() | track(acceptance); }
 inline auto diverging_pipe() { return ula(p1_energy(), {.step_size = 3.0f}) | record() | track(moments); }
-inline constexpr sample_options<float, D> compare_ula_opt{.chains = 3000, .steps = 60, .seed = 1234};
-inline constexpr sample_options<float, D> compare_mala_opt{.chains = 2000, .steps = 50, .seed = 5};
-inline constexpr sample_options<float, D> diverging_opt{.chains = 500, .steps = 400, .seed = 3};
+inline sample_options<float, D> const compare_ula_opt{.chains = 3000, .steps = 60, .seed = 1234};
+inline sample_options<float, D> const compare_mala_opt{.chains = 2000, .steps = 50, .seed = 5};
+inline sample_options<float, D> const diverging_opt{.chains = 500, .steps = 400, .seed = 3};
 
 using ula_result = result<float, D>;
 using mala_result = result<float, D>;

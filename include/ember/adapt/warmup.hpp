@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 
@@ -35,6 +36,16 @@ struct chain_view {
 };
 
 namespace detail {
+
+// dst = src for kernels that cannot be assigned (an energy holding a lambda is copyable but not
+// assignable): destroy and copy-construct in place.
+template <class K>
+void reassign(K& dst, K const& src) {
+  if (&dst == &src) return;
+  K copy(src);
+  std::destroy_at(&dst);
+  std::construct_at(&dst, copy);
+}
 
 // n and Σα over live chains.
 template <class T>
@@ -140,12 +151,7 @@ struct warmup_state {
   }
 
   /// The kernel of warm-up transition t.
-  Kernel kernel_at(std::int64_t) const {
-    Kernel k = kernel;
-    if constexpr (adapts_step) k = k.with_step_size(da.current());
-    if constexpr (adapts_trajectory) k = k.with_trajectory_length(chees.current());
-    return k;
-  }
+  Kernel kernel_at(std::int64_t) const { return tuned(da.current(), chees.current()); }
 
   /// Folds in what warm-up transition t produced; `windows` is the run's metric schedule.
   template <class Reduce>
@@ -177,7 +183,7 @@ struct warmup_state {
         reduce(detail::moment_sums<T, D, adapts_dense>{v}, s);
         cov.add(s);
         if (windows.closes(t)) {
-          kernel = kernel.with_metric(cov.template metric<T>());
+          detail::reassign(kernel, kernel.with_metric(cov.template metric<T>()));
           cov.reset();
           if constexpr (adapts_step) da.restart(da.current());
         }
@@ -186,11 +192,16 @@ struct warmup_state {
   }
 
   /// The tuned kernel kept after warm-up.
-  Kernel frozen() const {
-    Kernel k = kernel;
-    if constexpr (adapts_step) k = k.with_step_size(da.final());
-    if constexpr (adapts_trajectory) k = k.with_trajectory_length(chees.final());
-    return k;
+  Kernel frozen() const { return tuned(da.final(), chees.final()); }
+
+ private:
+  Kernel tuned(double eps, double T) const {
+    if constexpr (adapts_step && adapts_trajectory)
+      return kernel.with_step_size(eps).with_trajectory_length(T);
+    else if constexpr (adapts_step)
+      return kernel.with_step_size(eps);
+    else
+      return kernel;
   }
 };
 

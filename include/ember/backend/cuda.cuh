@@ -1,28 +1,30 @@
 #pragma once
 /// \file
 /// `backend::cuda`: the fused per-chain loop (pipeline/fused_loop.hpp) as ONE `__global__` per
-/// pipeline type, one thread per chain, the chain's state in registers for the whole run.
-/// Only for `.cu` translation units:
+/// pipeline type and chunk kind, one thread per chain, the chain's state in registers for the
+/// whole chunk and in device memory between chunks. Only for `.cu` translation units:
 ///
 ///     auto res = ember::sample(pipe, {.chains = 1'000'000, .steps = 1'000}, ember::backend::cuda{});
 ///
-/// What the kernel does, per chain (grid-stride over chains, grid = resident blocks per
-/// multiprocessor × multiprocessors):
-///  - draws the start state from the chain's own Philox stream (or reads `.init`), exactly as
-///    backend::cpu does: the counters hold the chain index, never a thread or block index, so a
-///    chain's path is the CPU's up to floating-point contraction;
-///  - at kept steps writes the draw to `samples[(k·D + d)·chains + c]` (consecutive threads,
-///    consecutive addresses: coalesced) and adds its diagnostics to per-kept-step sums, reduced
-///    over the block with warp shuffles and one double `atomicAdd` per block and value;
-///  - at the end writes the final state (`d·chains + c`) and the chain's flags.
-/// The results are copied back once, after the kernel. Every CUDA call is checked; a failure
-/// throws `ember::cuda_error` naming the call. A run that needs more device memory than is free
-/// is refused before anything is allocated, with the byte counts.
+/// What a chunk kernel does, per chain (grid-stride over chains):
+///  - loads the chain's state from device memory (`slot·stride + c`: consecutive threads,
+///    consecutive addresses) and runs the chunk's transitions; counters hold the chain index,
+///    never a thread or block index, so a chain's path is the CPU's up to floating-point
+///    contraction;
+///  - at kept steps writes the draw to the chunk's slice of `samples` (coalesced) and adds its
+///    diagnostics to per-kept-step sums, reduced over the block with warp shuffles and one double
+///    `atomicAdd` per block and value;
+///  - stores the state into the second buffer (swapped in only when the chunk succeeded).
+/// Warm-up reductions run on the device in a fixed order (tiles of 256 chains summed serially,
+/// then the tiles in order), the same order as the CPU backend's. Every CUDA call is checked; a
+/// failure throws `ember::cuda_error` naming the call. A run that needs more device memory than is
+/// free is refused before anything is allocated, with the byte counts.
 
 #include <ember/core/vec.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
+#include <ember/run.hpp>
 #include <ember/sample.hpp>
 #include <ember/sample_options.hpp>
 
@@ -62,8 +64,7 @@ struct cuda {
   int block_size = 256;
 
   template <class P>
-  void run(P const& pipe, schedule const& sch, sample_options<typename P::value_type, P::dim> const& opt,
-           result<typename P::value_type, P::dim>& out) const;
+  class storage;
 };
 
 }  // namespace backend
@@ -98,34 +99,6 @@ inline void cuda_require_free(std::size_t bytes, int device) {
                             with_commas((long double)total_b) +
                             "); thin more, run fewer chains, or track moments instead of recording");
 }
-
-// Device memory owned for the duration of one run; freed even when a later call throws.
-template <class T>
-struct device_buffer {
-  T* ptr = nullptr;
-  device_buffer(std::size_t n, char const* what) {
-    if (n == 0) return;
-    cuda_check(cudaMalloc(reinterpret_cast<void**>(&ptr), n * sizeof(T)), what);
-  }
-  device_buffer(device_buffer const&) = delete;
-  device_buffer& operator=(device_buffer const&) = delete;
-  ~device_buffer() {
-    if (ptr) (void)cudaFree(ptr);
-  }
-};
-
-// Where the kernel writes; plain pointers, passed by value.
-template <class T, int D>
-struct cuda_outputs {
-  T* samples;              // kept·D·chains, when recording
-  T* final;                // D·chains
-  std::uint8_t* frozen;    // chains
-  std::int64_t* diverged_at;  // chains
-  double* track;           // kept·track_stride, when tracking
-  double* totals;          // [accepted over live chains, divergent transitions]
-  vec<T, D> const* init;   // chains start states, or null for x₀ ~ N(0, I)
-  std::int64_t chains;
-};
 
 __device__ EMBER_INLINE double warp_sum(double v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -169,30 +142,67 @@ __device__ EMBER_INLINE void block_sum_into(double* dst, F const& value) {
   }(std::make_integer_sequence<int, (N + 31) / 32>{});
 }
 
-// The per-thread sink of the fused loop: the chain's flags stay in registers until finish().
+// Device pointers of a run's per-chain arrays (chain_arrays's layout).
+template <class T>
+struct device_arrays {
+  T* slots;
+  T* window;
+  std::uint8_t* frozen;
+  std::int64_t* diverged_at;
+  std::int64_t* accepted;
+  std::int64_t* divergent;
+};
+
+// Where a chunk kernel reads and writes; plain pointers, passed by value.
+template <class T>
+struct cuda_chunk_io {
+  device_arrays<T> in, out;
+  std::int64_t stride, chains;
+  T* samples;     // the chunk's kept steps × D × chains, when recording
+  double* track;  // the chunk's kept steps × track_stride, when tracking
+  std::int64_t k0;
+  double inv_thin;
+  T *obs_accept, *obs_start, *obs_end, *obs_velocity;
+};
+
+// The per-thread sink of the fused loop: loads and stores one chain; its flags stay in registers.
 template <class P>
 struct cuda_sink {
   using T = typename P::value_type;
   static constexpr int D = P::dim;
 
-  cuda_outputs<T, D> const& o;
-  std::uint32_t chain;
-  bool real;  // false for the surplus threads of the last grid-stride round
-  bool frozen = false;
+  cuda_chunk_io<T> const& o;
+  bool real;  // false for the surplus threads of the last grid-stride round (they run chain chains−1)
   std::int64_t diverged_at = -2;
-  double accepted = 0, divergent_transitions = 0;
 
-  __device__ EMBER_INLINE void keep(std::int64_t k, std::uint32_t c, chain_state<T, D> const& s, T window,
-                                    bool live) {
+  template <class State>
+  __device__ EMBER_INLINE void load(std::uint32_t c, State& s, bool& frozen, T& window) {
+    for (int i = 0; i < State::slots; ++i) s.slot(i) = o.in.slots[i * o.stride + c];
+    window = o.in.window[c];
+    frozen = o.in.frozen[c] != 0;
+    diverged_at = o.in.diverged_at[c];
+  }
+  template <class State>
+  __device__ EMBER_INLINE void store(std::uint32_t c, State const& s, bool frozen, T window, T div, T acc) {
+    if (!real) return;
+    for (int i = 0; i < State::slots; ++i) o.out.slots[i * o.stride + c] = s.slot(i);
+    o.out.window[c] = window;
+    o.out.frozen[c] = frozen ? 1 : 0;
+    o.out.diverged_at[c] = diverged_at;
+    o.out.divergent[c] = o.in.divergent[c] + std::int64_t(div);
+    o.out.accepted[c] = o.in.accepted[c] + std::int64_t(acc);
+  }
+  template <class State>
+  __device__ EMBER_INLINE void keep(std::int64_t k, std::uint32_t c, State const& s, T window, bool live) {
     if constexpr (P::records)
       if (real)
 #pragma unroll
-        for (int d = 0; d < D; ++d) o.samples[(k * D + d) * o.chains + c] = s.x[d];
+        for (int d = 0; d < D; ++d) o.samples[((k - o.k0) * D + d) * o.chains + c] = s.x[d];
     if constexpr (P::tracks_any) {
       bool const counted = real && live;
       // Ghosts and frozen chains contribute 0 by selection, never by multiplying: a chain frozen
       // at its start state (t = −1) may carry a non-finite energy, and NaN·0 is NaN.
-      block_sum_into<track_stride<D>>(o.track + k * track_stride<D>, [&](auto i) -> double {
+      block_sum_into<track_stride<D>>(o.track + (k - o.k0) * track_stride<D>, [&](auto i) -> double {
         constexpr int I = decltype(i)::value;
         if (!counted) return 0.0;
         if constexpr (I == 0)
@@ -200,7 +210,7 @@ struct cuda_sink {
         else if constexpr (I == 1)
           return double(s.energy);
         else if constexpr (I == 2)
-          return double(window);
+          return double(window) * o.inv_thin;
         else if constexpr (I < 3 + D)
           return double(s.x[I - 3]);
         else
@@ -209,30 +219,27 @@ struct cuda_sink {
     }
   }
   __device__ EMBER_INLINE void diverged(std::uint32_t, bool newly, std::int64_t t) {
-    if (newly) {
-      frozen = true;
-      diverged_at = t;
-    }
+    if (newly) diverged_at = t;
   }
-  __device__ EMBER_INLINE void finish(std::uint32_t c, chain_state<T, D> const& s, bool is_frozen, T div, T acc) {
+  __device__ EMBER_INLINE void observe(std::uint32_t c, T accept_prob, bool) {
+    if (real) o.obs_accept[c] = accept_prob;
+  }
+  template <class State, class End>
+  __device__ EMBER_INLINE void observe_trajectory(std::uint32_t c, State const& start, End const& end) {
     if (!real) return;
-#pragma unroll
-    for (int d = 0; d < D; ++d) o.final[std::int64_t(d) * o.chains + c] = s.x[d];
-    o.frozen[c] = is_frozen ? 1 : 0;
-    o.diverged_at[c] = diverged_at;
-    if (!is_frozen) accepted += double(acc);
-    divergent_transitions += double(div);
+    for (int d = 0; d < D; ++d) {
+      o.obs_start[d * o.stride + c] = start.x[d];
+      o.obs_end[d * o.stride + c] = end.x[d];
+      o.obs_velocity[d * o.stride + c] = end.velocity[d];
+    }
   }
 };
 
-/// The one kernel of a pipeline type `P`. The transition kernel (energy parameters included)
+/// A chunk of the fused loop for every chain. The transition kernel (energy parameters included)
 /// travels by value in the launch parameters; per chain, everything else is registers.
-template <class P, class Kernel>
-__global__ void fused_chains(Kernel const kernel, schedule const sch, std::uint64_t const seed,
-                             cuda_outputs<typename P::value_type, P::dim> const o) {
+template <class P, observe Mode, class Kernel>
+__global__ void fused_chains(Kernel const kernel, chunk const ch, cuda_chunk_io<typename P::value_type> const o) {
   using T = typename P::value_type;
-  constexpr int D = P::dim;
-  double accepted = 0, divergent = 0;
   std::int64_t const stride = std::int64_t(gridDim.x) * blockDim.x;
   // The bound depends on the block only, so every thread of a block runs the same rounds and
   // reaches the block reductions in keep() together; surplus threads run chain chains−1 as ghosts.
@@ -240,114 +247,253 @@ __global__ void fused_chains(Kernel const kernel, schedule const sch, std::uint6
     std::int64_t c = base + threadIdx.x;
     bool const real = c < o.chains;
     auto const ci = std::uint32_t(real ? c : o.chains - 1);
-    vec<T, D> const x0 = o.init ? o.init[ci] : default_start<T, D>(seed, ci);
-    cuda_sink<P> sink{o, ci, real};
-    fused_loop<T>(kernel, sch, seed, ci, x0, sink);
-    accepted += sink.accepted;
-    divergent += sink.divergent_transitions;
+    cuda_sink<P> sink{o, real};
+    fused_chunk<T, Mode>(kernel, ch, ci, sink);
   }
-  if (blockIdx.x * blockDim.x < o.chains)  // blocks with no chain at all never reach this far
-    block_sum_into<2>(o.totals, [&](auto i) { return decltype(i)::value == 0 ? accepted : divergent; });
+}
+
+/// Every chain's first state.
+template <class P, class Kernel>
+__global__ void init_chains(Kernel const kernel, std::uint64_t const key, vec<typename P::value_type, P::dim> const* init,
+                            cuda_chunk_io<typename P::value_type> const o) {
+  using T = typename P::value_type;
+  constexpr int D = P::dim;
+  std::int64_t const stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t c = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < o.chains; c += stride) {
+    auto const ci = std::uint32_t(c);
+    vec<T, D> const x0 = init ? init[ci] : default_start<T, D>(key, ci);
+    cuda_sink<P> sink{o, true};
+    fused_init<T>(kernel, x0, ci, sink);
+  }
+}
+
+// Fixed-order reduction: thread t sums tile t (256 chains, in chain order) into part[t][·] ...
+template <class F>
+__global__ void reduce_tiles(F const f, std::int64_t const chains, std::int64_t const tiles, double* part) {
+  std::int64_t const t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= tiles) return;
+  double acc[F::size];
+  for (int i = 0; i < F::size; ++i) acc[i] = 0;
+  std::int64_t const end = (t + 1) * 256 < chains ? (t + 1) * 256 : chains;
+  for (std::int64_t c = t * 256; c < end; ++c) f(c, acc);
+  for (int i = 0; i < F::size; ++i) part[i * tiles + t] = acc[i];
+}
+// ... then thread i adds value i of every tile, in tile order.
+__global__ inline void reduce_values(double const* part, std::int64_t const tiles, int const n, double* out) {
+  int const i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  double s = 0;
+  for (std::int64_t t = 0; t < tiles; ++t) s += part[i * tiles + t];
+  out[i] = s;
 }
 
 }  // namespace detail
 
+/// A run's chains in device memory, and how the CUDA backend advances them.
 template <class P>
-void backend::cuda::run(P const& pipe, schedule const& sch, sample_options<typename P::value_type, P::dim> const& opt,
-                        result<typename P::value_type, P::dim>& out) const {
+class backend::cuda::storage {
+ public:
   using T = typename P::value_type;
-  constexpr int D = P::dim;
-  using Kernel = std::remove_cvref_t<decltype(pipe.kernel)>;
+  static constexpr int D = P::dim;
+  using Kernel = typename P::kernel_type;
+  static constexpr int slots = decltype(std::declval<Kernel const&>().init(vec<T, D>{}))::slots;
   static_assert(std::is_trivially_copyable_v<Kernel>,
                 "ember::backend::cuda passes the transition kernel (with its energy) by value to the GPU, "
                 "so it must be trivially copyable: no pointers to host memory, no std::vector, no virtuals");
-  static_assert(sizeof(Kernel) + sizeof(schedule) + sizeof(std::uint64_t) + sizeof(detail::cuda_outputs<T, D>) <=
-                    detail::cuda_param_limit,
-                "ember::backend::cuda: this energy's parameters do not fit in a kernel launch's parameter "
-                "block (32,764 bytes with CUDA >= 12.1, 4,096 before); use fewer mixture components or a "
-                "smaller dimension, or sample it with backend::cpu");
-  using detail::cuda_check;
+  static_assert(sizeof(Kernel) + sizeof(chunk) + sizeof(detail::cuda_chunk_io<T>) <= detail::cuda_param_limit,
+                "ember::backend::cuda: this kernel's parameters (energy and metric) do not fit in a kernel launch's "
+                "parameter block (32,764 bytes with CUDA >= 12.1, 4,096 before); keep large parameters in a data "
+                "set in device memory, use a diagonal metric, or sample it with backend::cpu");
 
-  if (block_size < 32 || block_size > 1024 || block_size % 32 != 0)
-    throw std::invalid_argument("ember::backend::cuda: block_size must be a multiple of 32 between 32 and 1024, got " +
-                                std::to_string(block_size));
-  int count = 0;
-  cuda_check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  if (device < 0 || device >= count)
-    throw std::invalid_argument("ember::backend::cuda: device " + std::to_string(device) + " does not exist (" +
-                                std::to_string(count) + " CUDA devices)");
-  cuda_check(cudaSetDevice(device), "cudaSetDevice");
+  storage() = default;
+  storage(cuda const& be, std::int64_t chains) : be_(be), chains_(chains), stride_(chains) {
+    using detail::cuda_check;
+    if (be.block_size < 32 || be.block_size > 1024 || be.block_size % 32 != 0)
+      throw std::invalid_argument("ember::backend::cuda: block_size must be a multiple of 32 between 32 and 1024, got " +
+                                  std::to_string(be.block_size));
+    int count = 0;
+    cuda_check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (be.device < 0 || be.device >= count)
+      throw std::invalid_argument("ember::backend::cuda: device " + std::to_string(be.device) + " does not exist (" +
+                                  std::to_string(count) + " CUDA devices)");
+    cuda_check(cudaSetDevice(be.device), "cudaSetDevice");
+    std::size_t const per_chain = 2 * (slots * sizeof(T) + sizeof(T) + 1 + 3 * 8) + (3 * D + 1) * sizeof(T);
+    detail::cuda_require_free(per_chain * std::size_t(chains), be.device);
+    for (auto* a : {&a_, &b_}) allocate(*a);
+    obs_.resize(std::size_t(3 * D + 1) * std::size_t(chains));
+    host_.allocate(slots, stride_);
+  }
 
-  std::int64_t const C = opt.chains;
-  std::size_t const n_samples = P::records ? std::size_t(sch.kept) * D * std::size_t(C) : 0;
-  std::size_t const n_track = P::tracks_any ? std::size_t(sch.kept) * detail::track_stride<D> : 0;
-  std::size_t const n_init = opt.init.empty() ? 0 : std::size_t(C);
-  std::size_t const bytes = n_samples * sizeof(T) + std::size_t(C) * (D * sizeof(T) + 1 + 8) + n_track * 8 + 16 +
-                            n_init * sizeof(vec<T, D>);
-  detail::cuda_require_free(bytes, device);
+  template <class K, class Init>
+  void init(K const& kernel, std::uint64_t key, Init const& init) {
+    using detail::cuda_check;
+    device_vector<vec<T, D>> x0(init.size());
+    if (!init.empty())
+      cuda_check(cudaMemcpy(x0.data(), init.data(), init.size() * sizeof(vec<T, D>), cudaMemcpyHostToDevice),
+                 "cudaMemcpy(init)");
+    auto io = io_for(nullptr, nullptr, 0, 1.0);
+    io.out = io.in;
+    auto const kfn = detail::init_chains<P, K>;
+    kfn<<<grid(kfn), unsigned(be_.block_size)>>>(kernel, key, init.empty() ? nullptr : x0.data(), io);
+    sync("ember::detail::init_chains");
+    dirty_ = true;
+  }
 
-  detail::device_buffer<T> samples(n_samples, "cudaMalloc(samples)"), final(std::size_t(D) * C, "cudaMalloc(final)");
-  detail::device_buffer<std::uint8_t> frozen(std::size_t(C), "cudaMalloc(frozen)");
-  detail::device_buffer<std::int64_t> diverged_at(std::size_t(C), "cudaMalloc(diverged_at)");
-  detail::device_buffer<double> track(n_track, "cudaMalloc(track)"), totals(2, "cudaMalloc(totals)");
-  detail::device_buffer<vec<T, D>> init(n_init, "cudaMalloc(init)");
-  if (n_track) cuda_check(cudaMemset(track.ptr, 0, n_track * sizeof(double)), "cudaMemset(track)");
-  cuda_check(cudaMemset(totals.ptr, 0, 2 * sizeof(double)), "cudaMemset(totals)");
-  if (n_init)
-    cuda_check(cudaMemcpy(init.ptr, opt.init.data(), n_init * sizeof(vec<T, D>), cudaMemcpyHostToDevice),
-               "cudaMemcpy(init)");
+  template <observe Mode, class K>
+  chunk_output advance(K const& kernel, chunk const& ch, T* samples, std::int64_t k0, std::int64_t k1) {
+    using detail::cuda_check;
+    std::size_t const n_kept = std::size_t(k1 - k0);
+    std::size_t const n_samples = P::records ? n_kept * D * std::size_t(chains_) : 0;
+    std::size_t const n_track = P::tracks_any ? n_kept * detail::track_stride<D> : 0;
+    detail::cuda_require_free(n_samples * sizeof(T) + n_track * 8, be_.device);
+    device_vector<T> dsamples(n_samples);
+    device_vector<double> dtrack(n_track);
+    if (n_track) cuda_check(cudaMemset(dtrack.data(), 0, n_track * 8), "cudaMemset(track)");
+    auto io = io_for(dsamples.data(), dtrack.data(), k0, 1.0 / double(ch.thin));
+    auto const kfn = detail::fused_chains<P, Mode, K>;
+    kfn<<<grid(kfn), unsigned(be_.block_size)>>>(kernel, ch, io);
+    sync("ember::detail::fused_chains");
+    chunk_output out;
+    out.track.resize(n_track);
+    if (n_track) cuda_check(cudaMemcpy(out.track.data(), dtrack.data(), n_track * 8, cudaMemcpyDeviceToHost), "cudaMemcpy(track)");
+    if (n_samples)
+      cuda_check(cudaMemcpy(samples + std::size_t(k0) * D * std::size_t(chains_), dsamples.data(), n_samples * sizeof(T),
+                            cudaMemcpyDeviceToHost),
+                 "cudaMemcpy(samples)");
+    std::swap(a_, b_);
+    dirty_ = true;
+    return out;
+  }
 
-  auto const kfn = detail::fused_chains<P, Kernel>;
-  int sms = 0, per_sm = 0;
-  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-             "cudaDeviceGetAttribute(multiprocessor count)");
-  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn, block_size, 0),
-             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-  if (per_sm < 1)
-    throw std::invalid_argument("ember::backend::cuda: block_size " + std::to_string(block_size) +
-                                " is too large for this kernel's register use on device " + std::to_string(device) +
-                                "; try 128");
-  std::int64_t const needed = (C + block_size - 1) / block_size;
-  auto const grid = unsigned(std::min<std::int64_t>(needed, std::int64_t(sms) * per_sm));
+  template <class F>
+  void reduce(F const& f, double* result) const {
+    using detail::cuda_check;
+    std::int64_t const tiles = (chains_ + 255) / 256;
+    device_vector<double> part(std::size_t(tiles) * F::size), out(F::size);
+    detail::reduce_tiles<<<unsigned((tiles + 127) / 128), 128u>>>(f, chains_, tiles, part.data());
+    detail::reduce_values<<<unsigned((F::size + 127) / 128), 128u>>>(part.data(), tiles, F::size, out.data());
+    sync("ember::detail::reduce_tiles");
+    cuda_check(cudaMemcpy(result, out.data(), F::size * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy(reduction)");
+  }
 
-  detail::cuda_outputs<T, D> const o{samples.ptr, final.ptr, frozen.ptr, diverged_at.ptr, track.ptr, totals.ptr,
-                                     n_init ? init.ptr : nullptr, C};
-  // The guard exists before either event, so a failed second create does not leak the first.
-  struct events {
-    cudaEvent_t a = nullptr, b = nullptr;
-    ~events() {
-      if (a) (void)cudaEventDestroy(a);
-      if (b) (void)cudaEventDestroy(b);
+  chain_view<T> view() const {
+    T* o = const_cast<T*>(obs_.data());
+    auto const n = stride_;
+    return {a_.slots.data(), a_.frozen.data(), o, o + n, o + n + D * n, o + n + 2 * D * n, n};
+  }
+  /// The committed per-chain arrays, copied to the host when they changed since the last call.
+  chain_arrays<T> const& host() const {
+    if (dirty_) {
+      copy_back(a_.slots, host_.slots);
+      copy_back(a_.window, host_.window);
+      copy_back(a_.frozen, host_.frozen);
+      copy_back(a_.diverged_at, host_.diverged_at);
+      copy_back(a_.accepted, host_.accepted);
+      copy_back(a_.divergent, host_.divergent);
+      dirty_ = false;
     }
-  } ev;
-  cuda_check(cudaEventCreate(&ev.a), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&ev.b), "cudaEventCreate");
-  cudaEvent_t const start = ev.a, stop = ev.b;
-  cuda_check(cudaEventRecord(start), "cudaEventRecord");
-  kfn<<<grid, unsigned(block_size)>>>(pipe.kernel, sch, opt.seed, o);
-  cuda_check(cudaGetLastError(), "launch of ember::detail::fused_chains");
-  cuda_check(cudaEventRecord(stop), "cudaEventRecord");
-  cuda_check(cudaEventSynchronize(stop), "ember::detail::fused_chains (kernel execution)");
-  float ms = 0;
-  cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-  out.seconds_ = double(ms) * 1e-3;
+    return host_;
+  }
+  chain_arrays<T>& host_mutable() {
+    host();
+    return host_;
+  }
+  /// Copies the host arrays (a loaded checkpoint) to the device.
+  void upload() {
+    copy_to(host_.slots, a_.slots);
+    copy_to(host_.window, a_.window);
+    copy_to(host_.frozen, a_.frozen);
+    copy_to(host_.diverged_at, a_.diverged_at);
+    copy_to(host_.accepted, a_.accepted);
+    copy_to(host_.divergent, a_.divergent);
+  }
 
-  std::vector<double> tr(n_track);
-  double tot[2] = {0, 0};
-  if (n_samples)
-    cuda_check(cudaMemcpy(out.samples_.data(), samples.ptr, n_samples * sizeof(T), cudaMemcpyDeviceToHost),
-               "cudaMemcpy(samples)");
-  cuda_check(cudaMemcpy(out.final_.data(), final.ptr, std::size_t(D) * C * sizeof(T), cudaMemcpyDeviceToHost),
-             "cudaMemcpy(final)");
-  cuda_check(cudaMemcpy(out.frozen_.data(), frozen.ptr, std::size_t(C), cudaMemcpyDeviceToHost), "cudaMemcpy(frozen)");
-  cuda_check(cudaMemcpy(out.diverged_at_.data(), diverged_at.ptr, std::size_t(C) * 8, cudaMemcpyDeviceToHost),
-             "cudaMemcpy(diverged_at)");
-  if (n_track)
-    cuda_check(cudaMemcpy(tr.data(), track.ptr, n_track * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy(track)");
-  cuda_check(cudaMemcpy(tot, totals.ptr, sizeof tot, cudaMemcpyDeviceToHost), "cudaMemcpy(totals)");
+ private:
+  // Device memory that frees itself; movable so a storage can be moved into a run.
+  template <class V>
+  struct device_vector {
+    V* ptr = nullptr;
+    std::size_t n = 0;
+    device_vector() = default;
+    explicit device_vector(std::size_t count) { resize(count); }
+    device_vector(device_vector&& o) noexcept : ptr(std::exchange(o.ptr, nullptr)), n(std::exchange(o.n, 0)) {}
+    device_vector& operator=(device_vector&& o) noexcept {
+      std::swap(ptr, o.ptr);
+      std::swap(n, o.n);
+      return *this;
+    }
+    ~device_vector() {
+      if (ptr) (void)cudaFree(ptr);
+    }
+    void resize(std::size_t count) {
+      if (ptr) (void)cudaFree(ptr);
+      ptr = nullptr;
+      n = count;
+      if (count) detail::cuda_check(cudaMalloc(reinterpret_cast<void**>(&ptr), count * sizeof(V)), "cudaMalloc");
+    }
+    V* data() const { return ptr; }
+  };
+  struct arrays {
+    device_vector<T> slots, window;
+    device_vector<std::uint8_t> frozen;
+    device_vector<std::int64_t> diverged_at, accepted, divergent;
+    detail::device_arrays<T> pointers() const {
+      return {slots.data(), window.data(), frozen.data(), diverged_at.data(), accepted.data(), divergent.data()};
+    }
+  };
+  void allocate(arrays& a) {
+    auto const n = std::size_t(stride_);
+    a.slots.resize(std::size_t(slots) * n);
+    a.window.resize(n);
+    a.frozen.resize(n);
+    a.diverged_at.resize(n);
+    a.accepted.resize(n);
+    a.divergent.resize(n);
+    detail::cuda_check(cudaMemset(a.window.data(), 0, n * sizeof(T)), "cudaMemset");
+    detail::cuda_check(cudaMemset(a.accepted.data(), 0, n * 8), "cudaMemset");
+    detail::cuda_check(cudaMemset(a.divergent.data(), 0, n * 8), "cudaMemset");
+    detail::cuda_check(cudaMemset(a.frozen.data(), 0, n), "cudaMemset");
+    detail::cuda_check(cudaMemset(a.diverged_at.data(), 0xFF, n * 8), "cudaMemset");  // −1 until init says −2
+  }
+  detail::cuda_chunk_io<T> io_for(T* samples, double* track, std::int64_t k0, double inv_thin) const {
+    T* o = const_cast<T*>(obs_.data());
+    auto const n = stride_;
+    return {a_.pointers(), b_.pointers(), n, chains_, samples, track, k0, inv_thin,
+            o, o + n, o + n + D * n, o + n + 2 * D * n};
+  }
+  template <class F>
+  unsigned grid(F kfn) const {
+    int sms = 0, per_sm = 0;
+    detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, be_.device),
+                       "cudaDeviceGetAttribute(multiprocessor count)");
+    detail::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn, be_.block_size, 0),
+                       "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (per_sm < 1)
+      throw std::invalid_argument("ember::backend::cuda: block_size " + std::to_string(be_.block_size) +
+                                  " is too large for this kernel's register use on device " + std::to_string(be_.device) +
+                                  "; try 128");
+    std::int64_t const needed = (chains_ + be_.block_size - 1) / be_.block_size;
+    return unsigned(std::min<std::int64_t>(needed, std::int64_t(sms) * per_sm));
+  }
+  static void sync(char const* what) {
+    detail::cuda_check(cudaGetLastError(), what);
+    detail::cuda_check(cudaDeviceSynchronize(), what);
+  }
+  template <class V>
+  static void copy_back(device_vector<V> const& d, std::vector<V>& h) {
+    detail::cuda_check(cudaMemcpy(h.data(), d.data(), h.size() * sizeof(V), cudaMemcpyDeviceToHost), "cudaMemcpy(state)");
+  }
+  template <class V>
+  static void copy_to(std::vector<V> const& h, device_vector<V>& d) {
+    detail::cuda_check(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice), "cudaMemcpy(state)");
+  }
 
-  // The same summaries as backend::cpu, from the device's sums.
-  detail::finish_result<P>(out, tr.data(), tot[0], tot[1]);
-}
+  cuda be_;
+  std::int64_t chains_ = 0, stride_ = 0;
+  arrays a_, b_;
+  device_vector<T> obs_;
+  mutable chain_arrays<T> host_;
+  mutable bool dirty_ = true;
+};
 
 }  // namespace ember

@@ -49,14 +49,17 @@ concept KernelState = requires(State& s, State const& cs) {
 /// usually `chain_state`) from a position, `step(state, rng)` advances it in place by one
 /// transition and returns a `step_info`, and `validate()` throws `std::invalid_argument` for bad
 /// parameters (a non-positive step size...).
+namespace detail {
+template <class K>
+using kernel_state_t = decltype(std::declval<K const&>().init(
+    std::declval<vec<typename K::energy_type::value_type, K::energy_type::dim> const&>()));
+}  // namespace detail
+
 template <class K>
 concept TransitionKernel =
     requires { typename K::energy_type; } && DifferentiableEnergy<typename K::energy_type> &&
-    requires(K const& k, vec<typename K::energy_type::value_type, K::energy_type::dim> const& x) {
-      { k.init(x) } -> KernelState;
-    } &&
-    requires(K const& k, decltype(k.init(std::declval<vec<typename K::energy_type::value_type, K::energy_type::dim>>())) & s,
-             chain_rng<typename K::energy_type::value_type> const& rng) {
+    requires { typename detail::kernel_state_t<K>; } && KernelState<detail::kernel_state_t<K>> &&
+    requires(K const& k, detail::kernel_state_t<K>& s, chain_rng<typename K::energy_type::value_type> const& rng) {
       k.step(s, rng);
       k.validate();
     };

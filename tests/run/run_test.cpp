@@ -1,0 +1,325 @@
+// ember::run: a run split into any number of pieces, or checkpointed and loaded, gives bitwise
+// the same draws as the same run in one piece, for every kernel and adaptation, on the SIMD and
+// scalar paths; runs from .init draw fresh noise; bad checkpoints are refused; exceptions from an
+// energy reach the caller and leave the run at its last whole chunk; counters are exact.
+#include <ember/ember.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using ember::vec;
+
+namespace {
+
+constexpr int D = 3;
+
+auto mixture() {
+  return ember::gaussian_mixture<float, D, 2>({0.6f, 0.4f}, {vec<float, D>{{-1.f, 0.f, 1.f}}, vec<float, D>{{1.5f, 1.f, -0.5f}}},
+                                              {0.8f, 1.1f});
+}
+
+template <class R>
+bool same_bits(R const& a, R const& b) {
+  auto sa = a.samples().data(), sb = b.samples().data();
+  auto fa = a.final_states(), fb = b.final_states();
+  using T = typename R::value_type;
+  return sa.size() == sb.size() && fa.size() == fb.size() && a.kept() == b.kept() &&
+         std::memcmp(sa.data(), sb.data(), sa.size() * sizeof(T)) == 0 &&
+         std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(T)) == 0 && a.acceptance_rate() == b.acceptance_rate() &&
+         a.divergent_transitions() == b.divergent_transitions() && a.adapted().step_size == b.adapted().step_size &&
+         a.adapted().metric_scale == b.adapted().metric_scale &&
+         a.adapted().trajectory_length == b.adapted().trajectory_length;
+}
+
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (E const& e) {
+    return e.what();
+  }
+  return "no exception of the expected type";
+}
+
+// The pipeline in one piece against the same pipeline advanced in uneven pieces.
+template <class Pipe>
+void check_split(Pipe const& pipe, std::int64_t total, ember::backend::cpu be) {
+  ember::sample_options<float, D> opt{.chains = 37, .seed = 11};
+  auto whole = ember::start(pipe, opt, be);
+  whole.advance(total);
+  auto ref = whole.result();
+  auto pieces = ember::start(pipe, opt, be);
+  for (std::int64_t n : {std::int64_t(0), std::int64_t(1), std::int64_t(7), std::int64_t(13), std::int64_t(1), std::int64_t(0)})
+    pieces.advance(n);
+  pieces.advance(total - 22);
+  CHECK(pieces.transitions() == total);
+  CHECK(same_bits(pieces.result(), ref));
+  // sample() is the same run in one piece.
+  auto s = ember::sample(pipe, {.chains = 37, .steps = total - pipe.make_schedule().keep_from(), .seed = 11}, be);
+  CHECK(same_bits(s, ref));
+}
+
+template <class Pipe>
+void check_split_both_paths(Pipe const& pipe, std::int64_t total) {
+  for (bool simd : {true, false}) {
+    INFO("simd " << simd);
+    check_split(pipe, total, ember::backend::cpu{.simd = simd});
+    check_split(pipe, total, ember::backend::cpu{.threads = 1, .block = 16, .simd = simd});
+  }
+}
+
+// A 2-d standard normal whose gradient throws once `throw_after` evaluations have been made.
+std::atomic<long> evaluations{0};
+std::atomic<long> throw_after{-1};
+struct fragile {
+  using value_type = float;
+  static constexpr int dim = 2;
+  template <class S>
+  S value(vec<S, 2> const& x) const {
+    return S(0.5f) * (x[0] * x[0] + x[1] * x[1]);
+  }
+  template <class S>
+  S value_and_grad(vec<S, 2> const& x, vec<S, 2>& g) const {
+    if (throw_after >= 0 && evaluations++ >= throw_after) throw std::domain_error("fragile: evaluated once too often");
+    g[0] = x[0];
+    g[1] = x[1];
+    return value(x);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a run split into pieces gives bitwise the draws of the run in one piece", "[run][split]") {
+  auto U = mixture();
+  auto stages = [](auto k) { return k | ember::burn_in(5) | ember::thin(3) | ember::record() | ember::track(ember::moments, ember::acceptance); };
+  SECTION("ula") { check_split_both_paths(stages(ember::ula(U, {.step_size = 0.05})), 120); }
+  SECTION("mala") { check_split_both_paths(stages(ember::mala(U, {.step_size = 0.3})), 120); }
+  SECTION("hmc") { check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.2, .steps = 4})), 120); }
+  SECTION("hmc with a jittered step size") {
+    check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.3, .steps = 4, .jitter = 0.5})), 120);
+  }
+  SECTION("mala with step size and diagonal metric adaptation") {
+    check_split_both_paths(ember::mala(U, {}) | ember::warmup(160) | ember::thin(2) | ember::record(), 220);
+  }
+  SECTION("hmc with step size and dense metric adaptation") {
+    check_split_both_paths(
+        ember::hmc(U, {.steps = 3}) | ember::warmup(160, ember::step_size(), ember::dense_mass()) | ember::record(), 220);
+  }
+  SECTION("ChEES-HMC") {
+    check_split_both_paths(
+        ember::hmc(U, {.step_size = 0.3, .steps = 3}) | ember::warmup(100, ember::step_size(), ember::chees()) | ember::record(),
+        150);
+  }
+}
+
+TEST_CASE("a checkpoint loaded and continued gives bitwise the uninterrupted run", "[run][checkpoint]") {
+  auto U = mixture();
+  auto pipe = ember::hmc(U, {.steps = 3}) | ember::warmup(120, ember::step_size(), ember::diagonal_mass(), ember::chees()) |
+              ember::burn_in(3) | ember::thin(2) | ember::record() | ember::track(ember::moments);
+  ember::sample_options<float, D> opt{.chains = 50, .seed = 4};
+  auto ref = ember::sample(pipe, {.chains = 50, .steps = 80, .seed = 4});
+  std::string const path = "run_test_checkpoint.ember";
+  for (std::int64_t cut : {0, 1, 60, 123, 150, 203}) {
+    INFO("checkpoint after " << cut << " transitions");
+    {
+      auto r = ember::start(pipe, opt);
+      r.advance(cut);
+      r.save(path);
+    }  // the first process "dies" here
+    auto r = decltype(ember::start(pipe, opt))::load(pipe, path);
+    CHECK(r.transitions() == cut);
+    r.advance(203 - cut);
+    CHECK(same_bits(r.result(), ref));
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("bad checkpoints are refused with a sentence naming the mismatch", "[run][checkpoint]") {
+  auto U = mixture();
+  auto pipe = ember::mala(U, {.step_size = 0.2}) | ember::record();
+  std::string const path = "run_test_bad.ember";
+  auto r = ember::start(pipe, {.chains = 20, .seed = 1});
+  r.advance(10);
+  r.save(path);
+  using Run = decltype(r);
+  using RE = std::runtime_error;
+  std::string bytes;
+  {
+    std::ifstream f(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  auto write = [&](std::string const& b, bool fix_checksum) {
+    std::string out = b;
+    if (fix_checksum) {
+      out.resize(out.size() - 8);
+      std::uint64_t h = ember::detail::checksum(out.data(), out.size());
+      out.append(reinterpret_cast<char const*>(&h), 8);
+    }
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(out.data(), std::streamsize(out.size()));
+  };
+  SECTION("another pipeline type") {
+    auto other = ember::mala(U, {.step_size = 0.2}) | ember::record() | ember::track(ember::moments);
+    CHECK_THAT(message_of<RE>([&] { decltype(ember::start(other, {.chains = 1}))::load(other, path); }),
+               Catch::Contains("different pipeline type"));
+  }
+  SECTION("another dimension") {
+    auto other = ember::mala(ember::gaussian(vec<float, 2>{{0.f, 0.f}}, 1.f), {.step_size = 0.2}) | ember::record();
+    CHECK_THAT(message_of<RE>([&] { decltype(ember::start(other, {.chains = 1}))::load(other, path); }),
+               Catch::Contains("dimension 3") && Catch::Contains("dimension 2"));
+  }
+  SECTION("another precision") {
+    auto Ud = ember::gaussian(vec<double, 3>{{0., 0., 0.}}, 1.0);
+    auto other = ember::mala(Ud, {.step_size = 0.2}) | ember::record();
+    CHECK_THAT(message_of<RE>([&] { decltype(ember::start(other, {.chains = 1}))::load(other, path); }),
+               Catch::Contains("float") && Catch::Contains("double"));
+  }
+  SECTION("another ember version") {
+    auto b = bytes;
+    b[8 + 4 + 8] = '9';  // "ember 0.2.0" → "ember 0.9.0"
+    write(b, true);
+    CHECK_THAT(message_of<RE>([&] { Run::load(pipe, path); }), Catch::Contains("written by ember 0.9.0"));
+  }
+  SECTION("a truncated file") {
+    write(bytes.substr(0, bytes.size() / 2), false);
+    CHECK_THAT(message_of<RE>([&] { Run::load(pipe, path); }), Catch::Contains("corrupt or truncated"));
+    write(bytes.substr(0, bytes.size() / 2), true);  // even with a matching checksum
+    CHECK_THAT(message_of<RE>([&] { Run::load(pipe, path); }), Catch::Contains("truncated"));
+  }
+  SECTION("a corrupt file") {
+    auto b = bytes;
+    b[b.size() / 2] ^= 0x10;
+    write(b, false);
+    CHECK_THAT(message_of<RE>([&] { Run::load(pipe, path); }), Catch::Contains("corrupt"));
+  }
+  SECTION("not a checkpoint") {
+    write("hello, world, this is not a checkpoint", false);
+    CHECK_THAT(message_of<RE>([&] { Run::load(pipe, path); }), Catch::Contains("not an ember checkpoint"));
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a run started from another run's final states draws fresh noise even with the same seed", "[run][streams]") {
+  // ULA on N(0, 1): x' = (1 − η) x + √(2η) ξ, so the noise of every transition can be read off the draws.
+  constexpr int d = 1;
+  auto U = ember::gaussian(vec<double, d>{{0.0}}, 1.0);
+  double const eta = 0.1;
+  auto pipe = ember::ula(U, {.step_size = eta}) | ember::record();
+  std::int64_t const C = 4000;
+  auto first = ember::sample(pipe, {.chains = C, .steps = 2, .seed = 7});
+  std::vector<vec<double, d>> finals(static_cast<std::size_t>(C));
+  for (std::int64_t c = 0; c < C; ++c) finals[std::size_t(c)] = first.final_state(c);
+  auto second = ember::sample(pipe, {.chains = C, .steps = 2, .seed = 7, .init = finals});
+  // Noise of transition 1 in each run (x₁ → x₂).
+  auto noise = [&](auto const& r, std::int64_t c) {
+    return (r.samples()(1, c, 0) - (1 - eta) * r.samples()(0, c, 0)) / std::sqrt(2 * eta);
+  };
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::int64_t c = 0; c < C; ++c) {
+    double a = noise(first, c), b = noise(second, c);
+    sab += a * b;
+    saa += a * a;
+    sbb += b * b;
+  }
+  double const rho = sab / std::sqrt(saa * sbb);
+  INFO("correlation of the two runs' noise: " << rho << " (1 if the second replayed the first)");
+  CHECK(std::abs(rho) < 5 / std::sqrt(double(C)));
+}
+
+TEST_CASE("an exception from the energy reaches the caller and leaves the run at its last whole chunk", "[run][errors]") {
+  auto pipe = ember::mala(fragile{}, {.step_size = 0.3}) | ember::record();
+  for (int threads : {1, 2}) {
+    INFO(threads << " threads");
+    ember::backend::cpu be{.threads = threads, .block = 16};
+    throw_after = -1;
+    auto ref = ember::sample(pipe, {.chains = 64, .steps = 2100, .seed = 3, .progress = false}, be);
+    auto r = ember::start(pipe, {.chains = 64, .seed = 3, .progress = false}, be);
+    r.advance(100);
+    // advance's first chunk is 256 transitions (4 batches of 16 chains: 1,024 gradients); the
+    // exception comes in its second chunk.
+    evaluations = 0;
+    throw_after = 1500;
+    CHECK_THROWS_AS(r.advance(2000), std::domain_error);
+    throw_after = -1;
+    CHECK(r.transitions() == 356);
+    CHECK(r.result().kept() == 356);
+    r.advance(2100 - r.transitions());  // continue from the last whole chunk
+    CHECK(same_bits(r.result(), ref));
+  }
+}
+
+TEST_CASE("per-chain counters are exact past 2^24 transitions in float", "[run][counters]") {
+  // 16 chains (one SIMD batch) of MALA on N(0, 1) for 2²⁵ transitions: float counters would stop
+  // at 2²⁴ and report about 0.5. The truth, E[min(1, ratio)] under the stationary law, is
+  // estimated by independent Monte Carlo with its own standard error.
+  auto U = ember::gaussian(vec<float, 1>{{0.f}}, 1.f);
+  double const eta = 0.5;
+  std::int64_t const n = std::int64_t(1) << 25;
+  auto r = ember::sample(ember::mala(U, {.step_size = eta}), {.chains = 16, .steps = n, .seed = 5, .progress = false});
+  double m = 0, q = 0;
+  for (std::int64_t c = 0; c < 16; ++c) {
+    double a = double(r.accepted(c)) / double(n);
+    m += a;
+    q += a * a;
+  }
+  m /= 16;
+  double const se_chains = std::sqrt(std::max(q / 16 - m * m, 0.0) / 15);
+  // Independent estimate: x ~ N(0, 1), x' = x − ηx + √(2η)ξ, ratio of MALA on N(0, 1).
+  auto iid = ember::make_chain_rng<double>(99, 0, 0);
+  double s = 0, s2 = 0;
+  int const N = 1 << 20;
+  for (int i = 0; i < N; ++i) {
+    auto z = ember::make_chain_rng<double>(99, std::uint32_t(i), 1).normal<2>(ember::purpose::proposal);
+    double x = z[0], y = x - eta * x + std::sqrt(2 * eta) * z[1];
+    double fwd = std::pow(y - x + eta * x, 2), rev = std::pow(x - y + eta * y, 2);
+    double lr = 0.5 * x * x - 0.5 * y * y - rev / (4 * eta) + fwd / (4 * eta);
+    double a = std::min(1.0, std::exp(lr));
+    s += a;
+    s2 += a * a;
+  }
+  (void)iid;
+  double const mi = s / N, se_iid = std::sqrt((s2 / N - mi * mi) / N);
+  double const z = (m - mi) / std::sqrt(se_chains * se_chains + se_iid * se_iid);
+  INFO("acceptance " << m << " ± " << se_chains << " against " << mi << " ± " << se_iid << ", z = " << z);
+  CHECK(std::abs(z) < 5);
+  CHECK(r.acceptance_rate() == Approx(m).epsilon(1e-12));
+}
+
+TEST_CASE("stage arithmetic that would overflow is refused", "[run][stages]") {
+  auto k = ember::mala(mixture(), {.step_size = 0.2});
+  using IA = std::invalid_argument;
+  std::int64_t const big = std::int64_t(1) << 62;
+  CHECK_THAT(message_of<IA>([&] { (void)(k | ember::burn_in(big) | ember::burn_in(big)); }),
+             Catch::Contains("burn-in") && Catch::Contains("overflows"));
+  std::int64_t const t32 = std::int64_t(1) << 32;
+  CHECK_THAT(message_of<IA>([&] { (void)(k | ember::thin(t32) | ember::thin(t32)); }),
+             Catch::Contains("thinning") && Catch::Contains("overflows"));
+  CHECK_THAT(message_of<IA>([&] { ember::sample(k | ember::burn_in(big), {.chains = 1, .steps = big}); }),
+             Catch::Contains("overflows"));
+  CHECK_THAT(message_of<IA>([&] { ember::sample(k, {.chains = 1, .steps = t32}); }), Catch::Contains("2^32"));
+  auto r = ember::start(k, {.chains = 2});
+  CHECK_THAT(message_of<IA>([&] { r.advance(-1); }), Catch::Contains("non-negative"));
+}
+
+TEST_CASE("the progress callback sees every chunk, in order, up to the end", "[run][progress]") {
+  auto pipe = ember::mala(mixture(), {}) | ember::warmup(50) | ember::record();
+  std::vector<ember::progress_report> seen;
+  auto r = ember::sample(pipe, {.chains = 100, .steps = 400, .seed = 2, .on_progress = [&](auto const& p) { seen.push_back(p); }});
+  REQUIRE(seen.size() >= 51);  // every warm-up transition is a chunk, then at least one more
+  for (std::size_t i = 1; i < seen.size(); ++i) CHECK(seen[i].done > seen[i - 1].done);
+  CHECK(seen.front().warming_up);
+  CHECK(seen.back().done == 450);
+  CHECK(seen.back().total == 450);
+  CHECK_FALSE(seen.back().warming_up);
+  CHECK(seen.back().acceptance == Approx(r.acceptance_rate()).epsilon(1e-12));
+}
