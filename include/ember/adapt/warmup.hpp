@@ -144,8 +144,10 @@ struct warmup_state {
     if constexpr (adapts_trajectory) {
       if (chains < 2) throw std::invalid_argument("ember::warmup: chees() needs at least 2 chains (it adapts from their ensemble)");
       chees.learning_rate = w.template get<chees_adapter>().learning_rate;
+      // From one step's length unless the user gave T: ChEES's criterion can have several local
+      // maxima (on a Gaussian, T ≈ 2.2σ, 5.4σ, …), and climbing from below finds the first.
       double eps = std::isfinite(double(k.step_size)) && k.step_size > 0 ? double(k.step_size) : 1.0;
-      double T0 = k.trajectory_length > 0 ? double(k.trajectory_length) : eps * k.steps;
+      double T0 = k.trajectory_length > 0 ? double(k.trajectory_length) : eps;
       chees.start(T0);
     }
   }

@@ -1,0 +1,182 @@
+// Warm-up adaptation, judged by statistics: dual averaging reaches its target acceptance, the
+// adapted diagonal metric matches the target's variances within the error of its window, ChEES's
+// trajectory length lands where its criterion predicts, jitter breaks a resonance that plain HMC
+// falls into, and draws after warm-up have the target's moments (one draw per chain, so the
+// standard errors are exact).
+#include <ember/ember.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+using ember::vec;
+
+namespace {
+
+constexpr double z_bound = 5;
+
+// The 50-d Gaussian with variances log-spaced from 10⁻³ to 1 (condition number 1000).
+constexpr int D50 = 50;
+auto ill_conditioned() {
+  vec<float, D50> mu, sd;
+  for (int i = 0; i < D50; ++i) {
+    mu[i] = 0.1f * float(i % 5);
+    sd[i] = float(std::pow(10.0, -1.5 * i / (D50 - 1)));
+  }
+  return ember::gaussian<float, D50, ember::covariance::diagonal>(mu, sd);
+}
+double sd_of(int i) { return std::pow(10.0, -1.5 * i / (D50 - 1)); }
+double mean_of(int i) { return 0.1 * (i % 5); }
+
+// Mean and standard error over chains of the per-chain acceptance rates after warm-up.
+template <class R>
+std::pair<double, double> acceptance_and_se(R const& r) {
+  double m = 0, q = 0;
+  auto const n = double(r.chains());
+  for (std::int64_t c = 0; c < r.chains(); ++c) {
+    double a = double(r.accepted(c)) / double(r.kept_transitions());
+    m += a;
+    q += a * a;
+  }
+  m /= n;
+  return {m, std::sqrt(std::max(q / n - m * m, 0.0) / (n - 1))};
+}
+
+// z-scores of the final states' mean and variance per coordinate against N(mean_of, sd_of²).
+template <class R>
+double worst_moment_z(R const& r, int dims, double (*mean)(int), double (*sd)(int)) {
+  double worst = 0;
+  auto const n = double(r.chains());
+  for (int d = 0; d < dims; ++d) {
+    double m = 0, q = 0;
+    for (std::int64_t c = 0; c < r.chains(); ++c) m += double(r.final_state(c)[d]);
+    m /= n;
+    for (std::int64_t c = 0; c < r.chains(); ++c) q += std::pow(double(r.final_state(c)[d]) - m, 2);
+    double const var = q / (n - 1), s2 = sd(d) * sd(d);
+    double const zm = (m - mean(d)) / std::sqrt(s2 / n), zv = (var - s2) / (s2 * std::sqrt(2 / (n - 1)));
+    worst = std::max({worst, std::abs(zm), std::abs(zv)});
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("dual averaging reaches its target acceptance on an ill-conditioned 50-d gaussian", "[adapt][step_size]") {
+  // The acceptance after warm-up, over seeds. Each seed's warm-up ends at a different step size
+  // (dual averaging's iterate moves by e^{±0.4} at the end with 256 chains pooled), so the
+  // Monte-Carlo error of an adapted acceptance is its spread over seeds, not the sampling error
+  // of one run. Averaging log ε over iterates that spread biases the result slightly low
+  // (Jensen): measured −0.009 for MALA and −0.005 for HMC, within that error.
+  auto check = [](auto kernel, double target) {
+    std::vector<double> acc;
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+      auto r = ember::sample(kernel | ember::warmup(1000, ember::step_size()),
+                             {.chains = 256, .steps = 200, .seed = seed, .progress = false});
+      acc.push_back(acceptance_and_se(r).first);
+    }
+    double m = 0, q = 0;
+    for (double a : acc) m += a;
+    m /= double(acc.size());
+    for (double a : acc) q += (a - m) * (a - m);
+    double const sd = std::sqrt(q / double(acc.size() - 1));
+    INFO("acceptance after warm-up " << m << ", sd over seeds " << sd << " (target " << target << ")");
+    CHECK(std::abs(m - target) < z_bound * sd);
+  };
+  check(ember::mala(ill_conditioned(), {}), 0.574);
+  check(ember::hmc(ill_conditioned(), {.steps = 5}), 0.8);
+}
+
+TEST_CASE("the adapted diagonal metric matches the target's variances", "[adapt][metric]") {
+  // The last metric window pools C chains over its transitions; each chain's window average of
+  // (x − μ)² has variance at most that of one draw, 2σ⁴, so the estimate's standard error is at
+  // most σ²√(2/C) whatever the autocorrelation.
+  std::int64_t const C = 512;
+  auto r = ember::sample(ember::mala(ill_conditioned(), {}) | ember::warmup(600), {.chains = C, .steps = 0, .seed = 9, .progress = false});
+  auto const& scale = r.adapted().metric_scale;
+  REQUIRE(scale.size() == std::size_t(D50));
+  double worst = 0;
+  for (int i = 0; i < D50; ++i) {
+    double const s2 = sd_of(i) * sd_of(i);
+    double const z = (scale[std::size_t(i)] * scale[std::size_t(i)] - s2) / (s2 * std::sqrt(2.0 / double(C)));
+    worst = std::max(worst, std::abs(z));
+  }
+  INFO("worst z of an adapted variance: " << worst);
+  CHECK(worst < z_bound);
+}
+
+TEST_CASE("draws after warm-up have the target's moments", "[adapt][statistics]") {
+  for (int which = 0; which < 2; ++which) {
+    INFO((which == 0 ? "mala" : "hmc") << " with warmup(1000)");
+    auto opt = ember::sample_options<float, D50>{.chains = 2000, .steps = 100, .seed = 21, .progress = false};
+    double z = which == 0 ? worst_moment_z(ember::sample(ember::mala(ill_conditioned(), {}) | ember::warmup(1000), opt), D50, mean_of, sd_of)
+                          : worst_moment_z(ember::sample(ember::hmc(ill_conditioned(), {.steps = 5}) | ember::warmup(1000), opt), D50, mean_of, sd_of);
+    INFO("worst |z| over 50 means and 50 variances: " << z);
+    CHECK(z < z_bound);
+  }
+}
+
+TEST_CASE("ChEES's trajectory length lands where its criterion predicts", "[adapt][chees]") {
+  // On N(0, I) with small steps, a trajectory of time τ moves each coordinate on
+  // x(τ) = x cos τ + v sin τ, and with x, v independent standard normals
+  //   E[(‖x'‖² − ‖x‖²)(x'·v')] = d·sin 2τ,
+  // so ChEES's gradient estimate with respect to log T at a transition with Halton number u,
+  // which runs n = ⌈uT/ε⌉ leapfrog steps (τ = nε), has mean uT·d·sin 2τ. Adam settles where its
+  // average over u vanishes: the first T at which Σ_u uT sin(2ε⌈uT/ε⌉) turns negative, computed
+  // here on a grid with the adapted ε (leapfrog's frequency shift, cos ωε = 1 − ε²/2, included).
+  constexpr int d = 20;
+  auto U = ember::gaussian(vec<double, d>{}, 1.0);
+  std::vector<double> Ts, eps;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    auto r = ember::sample(ember::hmc(U, {.steps = 1}) | ember::warmup(1500, ember::step_size({.target = 0.95}), ember::chees()),
+                           {.chains = 512, .steps = 0, .seed = seed, .progress = false});
+    Ts.push_back(r.adapted().trajectory_length);
+    eps.push_back(r.adapted().step_size);
+  }
+  double T = 0, e = 0;
+  for (std::size_t i = 0; i < Ts.size(); ++i) {
+    T += Ts[i] / double(Ts.size());
+    e += eps[i] / double(eps.size());
+  }
+  double const omega = std::acos(1 - e * e / 2) / e;
+  auto gradient = [&](double Tc) {
+    double s = 0;
+    for (int k = 1; k <= 4096; ++k) {
+      double const u = ember::halton(std::uint64_t(k), 2);
+      s += u * Tc * std::sin(2 * omega * e * std::max(1.0, std::ceil(u * Tc / e)));
+    }
+    return s;
+  };
+  double root = 0;
+  for (double Tc = 0.2; Tc < 6 && root == 0; Tc += 0.001)
+    if (gradient(Tc) < 0) root = Tc;
+  double q = 0;
+  for (double t : Ts) q += (t - T) * (t - T);
+  double const sd = std::sqrt(q / double(Ts.size() - 1));
+  INFO("adapted T " << T << " (sd over seeds " << sd << "; seeds: " << Ts[0] << ", " << Ts[1] << ", " << Ts[2]
+                    << ", ...), step size " << e << "; the estimator's fixed point " << root);
+  CHECK(std::abs(T - root) < z_bound * sd / std::sqrt(double(Ts.size())));
+}
+
+TEST_CASE("jittered hmc at eps*L = pi mixes where plain hmc falls into the resonance", "[adapt][jitter]") {
+  // On N(0, I) a trajectory of length π maps x to about −x whatever the momentum: plain HMC from
+  // a fixed start flips between x₀ and −x₀ and never reaches the target's variance. Jittering the
+  // step size over ε(1 ± ½) spreads the trajectory lengths over (π/2, 3π/2).
+  constexpr int d = 4;
+  auto U = ember::gaussian(vec<float, d>{}, 1.f);
+  double const pi = 3.14159265358979;
+  std::vector<vec<float, d>> start(2000);
+  for (auto& x : start)
+    for (int i = 0; i < d; ++i) x[i] = 1.5f;
+  ember::sample_options<float, d> opt{.chains = 2000, .steps = 300, .seed = 8, .init = start, .progress = false};
+  auto one = [](int) { return 1.0; };
+  auto zero = [](int) { return 0.0; };
+  auto plain = ember::sample(ember::hmc(U, {.step_size = pi / 20, .steps = 20}), opt);
+  auto jittered = ember::sample(ember::hmc(U, {.step_size = pi / 20, .steps = 20, .jitter = 0.5}), opt);
+  double const zp = worst_moment_z(plain, d, +zero, +one), zj = worst_moment_z(jittered, d, +zero, +one);
+  INFO("worst |z| plain " << zp << ", jittered " << zj);
+  CHECK(zp > z_bound);  // the failing case
+  CHECK(zj < z_bound);
+}
