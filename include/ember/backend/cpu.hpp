@@ -326,10 +326,16 @@ class backend::cpu::storage {
     constexpr std::int64_t tile = 256;
     std::int64_t const tiles = (chains_ + tile - 1) / tile;
     std::vector<double> part(std::size_t(tiles) * N, 0.0);
-    run_parallel(tiles, [&](std::int64_t t) {
+    auto body = [&](std::int64_t t) {
       double* p = part.data() + std::size_t(t) * N;
       for (std::int64_t c = t * tile; c < std::min(chains_, (t + 1) * tile); ++c) f(c, p);
-    });
+    };
+    // Waking the thread team costs more than a small reduction: below ~10⁵ values the calling
+    // thread does it alone (the same tiles in the same order, so the same sums).
+    if (double(chains_) * N < 1e5)
+      for (std::int64_t t = 0; t < tiles; ++t) body(t);
+    else
+      run_parallel(tiles, body);
     for (int i = 0; i < N; ++i) result[i] = 0;
     for (std::int64_t t = 0; t < tiles; ++t)
       for (int i = 0; i < N; ++i) result[i] += part[std::size_t(t) * N + i];

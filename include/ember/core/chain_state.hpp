@@ -48,6 +48,18 @@ EMBER_HD EMBER_INLINE State select_state(M const& m, State const& a, State const
   for (int i = 0; i < State::slots; ++i) r.slot(i) = select(m, a.slot(i), b.slot(i));
   return r;
 }
+/// The same for `chain_state`, member by member: Metropolis–Hastings selects every transition,
+/// and `slot(i)`'s branches are not always folded away in a loop the compiler does not unroll.
+template <class M, class S, int D>
+EMBER_HD EMBER_INLINE chain_state<S, D> select_state(M const& m, chain_state<S, D> const& a, chain_state<S, D> const& b) {
+  chain_state<S, D> r;
+  for (int i = 0; i < D; ++i) {
+    r.x[i] = select(m, a.x[i], b.x[i]);
+    r.grad[i] = select(m, a.grad[i], b.grad[i]);
+  }
+  r.energy = select(m, a.energy, b.energy);
+  return r;
+}
 
 /// What one transition reports besides the new state: whether the proposal was accepted
 /// (1 or 0 per lane; always 1 for unadjusted kernels), whether it diverged (a non-finite
