@@ -23,3 +23,13 @@ TEST_CASE("mala samples the double well on the GPU", "[cuda][mala][statistics]")
 TEST_CASE("hmc samples the double well on the GPU", "[cuda][hmc][statistics]") {
   ember_test::check_hmc_double_well(ember::backend::cuda{});
 }
+
+#include "generic/run_checks.hpp"
+
+TEST_CASE("a run in pieces with warm-up and a checkpoint equals the run in one piece on the GPU", "[cuda][run]") {
+  ember_test::check_run_in_pieces(ember::backend::cuda{});
+}
+
+TEST_CASE("draws after warm-up have the target's moments on the GPU", "[cuda][run][statistics]") {
+  ember_test::check_moments_after_warmup(ember::backend::cuda{});
+}

@@ -33,7 +33,7 @@
 namespace ember {
 
 struct hmc_options {
-  std::optional<double> step_size;       ///< ε > 0; leave it out when a warm-up adapts it
+  std::optional<double> step_size = std::nullopt;  ///< ε > 0; leave it out when a warm-up adapts it
   int steps = 1;                         ///< L ≥ 1 integrator steps per transition
   double mass = 1;                       ///< scalar mass m > 0
   double divergence_threshold = 1000;    ///< ΔH above this marks a divergent transition

@@ -23,7 +23,7 @@
 namespace ember {
 
 struct mala_options {
-  std::optional<double> step_size;  ///< η > 0; leave it out when a warm-up adapts it
+  std::optional<double> step_size = std::nullopt;  ///< η > 0; leave it out when a warm-up adapts it
 };
 
 template <class E, class Metric = identity_metric>

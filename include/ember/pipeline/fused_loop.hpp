@@ -62,7 +62,6 @@ enum class observe { nothing, acceptance, trajectory };
 
 template <class S, observe Observe = observe::nothing, class Kernel, class Sink>
 EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& ch, std::uint32_t chain, Sink& sink) {
-  using T = element_t<S>;
   using State = decltype(kernel.init(vec<S, Kernel::dim>{}));
   State s;
   mask_t<S> frozen;

@@ -1,0 +1,67 @@
+#pragma once
+// Checks of runs as values (run.hpp), written once over the backend and instantiated per backend:
+// tests/run/run_generic_test.cpp with backend::cpu, tests/backend/cuda_sampler_checks_test.cu
+// with backend::cuda. Host code only.
+#include <ember/ember.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace ember_test {
+
+// A run in pieces, with warm-up (step size and diagonal metric) and a checkpoint in the middle,
+// equals the run in one piece, bit for bit.
+template <class Backend>
+void check_run_in_pieces(Backend const& backend) {
+  constexpr int D = 4;
+  auto U = ember::gaussian(ember::vec<float, D>{{0.5f, -1.f, 0.f, 2.f}}, ember::vec<float, D>{{1.f, 0.3f, 2.f, 0.1f}});
+  auto pipe = ember::hmc(U, {.steps = 4}) | ember::warmup(150) | ember::thin(2) | ember::record() | ember::track(ember::moments);
+  ember::sample_options<float, D> opt{.chains = 300, .seed = 17, .progress = false};
+  auto whole = ember::start(pipe, opt, backend);
+  whole.advance(250);
+  auto a = whole.result();
+  auto pieces = ember::start(pipe, opt, backend);
+  pieces.advance(1);
+  pieces.advance(120);
+  pieces.save("run_checks.ember");
+  auto resumed = decltype(pieces)::load(pipe, "run_checks.ember", backend);
+  std::remove("run_checks.ember");
+  resumed.advance(129);
+  auto b = resumed.result();
+  REQUIRE(a.samples().data().size() == b.samples().data().size());
+  CHECK(std::memcmp(a.samples().data().data(), b.samples().data().data(), a.samples().data().size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(a.final_states().data(), b.final_states().data(), a.final_states().size() * sizeof(float)) == 0);
+  CHECK(a.adapted().step_size == b.adapted().step_size);
+  CHECK(a.adapted().metric_scale == b.adapted().metric_scale);
+  CHECK(a.trace().mean.size() == b.trace().mean.size());
+}
+
+// After warm-up with no hand-picked parameters, one draw per chain has the target's moments.
+template <class Backend>
+void check_moments_after_warmup(Backend const& backend) {
+  constexpr int D = 4;
+  double const mu[D] = {0.5, -1, 0, 2}, sd[D] = {1, 0.3, 2, 0.1};
+  auto U = ember::gaussian(ember::vec<float, D>{{0.5f, -1.f, 0.f, 2.f}}, ember::vec<float, D>{{1.f, 0.3f, 2.f, 0.1f}});
+  auto r = ember::sample(ember::mala(U, {}) | ember::warmup(400), {.chains = 4000, .steps = 50, .seed = 5, .progress = false},
+                         backend);
+  REQUIRE(r.divergent_chains() == 0);
+  double const n = double(r.chains());
+  for (int d = 0; d < D; ++d) {
+    double m = 0, q = 0;
+    for (std::int64_t c = 0; c < r.chains(); ++c) m += r.final_state(c)[d];
+    m /= n;
+    for (std::int64_t c = 0; c < r.chains(); ++c) q += std::pow(r.final_state(c)[d] - m, 2);
+    double const zm = (m - mu[d]) / (sd[d] / std::sqrt(n)), zv = (q / (n - 1) - sd[d] * sd[d]) / (sd[d] * sd[d] * std::sqrt(2 / (n - 1)));
+    INFO("dimension " << d << ": z of mean " << zm << ", z of variance " << zv);
+    CHECK(std::abs(zm) < 5);
+    CHECK(std::abs(zv) < 5);
+  }
+  double const eps = r.adapted().step_size;
+  CHECK(std::isfinite(eps));
+  CHECK(r.adapted().metric_scale.size() == std::size_t(D));
+}
+
+}  // namespace ember_test

@@ -1,0 +1,12 @@
+// The generic run checks (tests/generic/run_checks.hpp) on backend::cpu, SIMD and scalar paths.
+#include "generic/run_checks.hpp"
+
+TEST_CASE("a run in pieces with warm-up and a checkpoint equals the run in one piece", "[run][generic]") {
+  ember_test::check_run_in_pieces(ember::backend::cpu{});
+  ember_test::check_run_in_pieces(ember::backend::cpu{.simd = false});
+}
+
+TEST_CASE("draws after warm-up have the target's moments", "[run][generic][statistics]") {
+  ember_test::check_moments_after_warmup(ember::backend::cpu{});
+  ember_test::check_moments_after_warmup(ember::backend::cpu{.simd = false});
+}
