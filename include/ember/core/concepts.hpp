@@ -33,17 +33,30 @@ concept DifferentiableEnergy =
       { e.value_and_grad(x, g) } -> std::convertible_to<typename E::value_type>;
     };
 
-/// A transition kernel in the init + step style: `init(x)` builds a `chain_state` from a position,
-/// `step(state, rng)` advances it in place by one transition and returns a `step_info`, and
-/// `validate()` throws `std::invalid_argument` for bad parameters (a non-positive step size...).
+/// A kernel state following the state protocol of core/chain_state.hpp, for scalar type `S` in
+/// dimension `D`: members `x` (`vec<S, D>`) and `energy` (`S`), `slots` and `slot(i)`.
+template <class State, class S, int D>
+concept ChainState = requires(State& s, State const& cs, int i) {
+  { s.x } -> std::convertible_to<vec<S, D>>;
+  { s.energy } -> std::convertible_to<S>;
+  { State::slots } -> std::convertible_to<int>;
+  { s.slot(i) } -> std::same_as<S&>;
+  { cs.slot(i) } -> std::same_as<S const&>;
+};
+
+/// A transition kernel in the init + step style: `init(x)` builds a state following the state
+/// protocol (`ChainState`: `chain_state`, or a kernel's own struct with more slots, such as
+/// `phase_state`), `step(state, rng)` advances it in place by one transition and returns a
+/// `step_info`, and `validate()` throws `std::invalid_argument` for bad parameters.
 template <class K>
 concept TransitionKernel =
     requires { typename K::energy_type; } && DifferentiableEnergy<typename K::energy_type> &&
+    requires(K const& k, vec<typename K::energy_type::value_type, K::energy_type::dim> const& x) {
+      { k.init(x) } -> ChainState<typename K::energy_type::value_type, K::energy_type::dim>;
+    } &&
     requires(K const& k, vec<typename K::energy_type::value_type, K::energy_type::dim> const& x,
-             chain_state<typename K::energy_type::value_type, K::energy_type::dim>& s,
              chain_rng<typename K::energy_type::value_type> const& rng) {
-      { k.init(x) } -> std::same_as<chain_state<typename K::energy_type::value_type, K::energy_type::dim>>;
-      k.step(s, rng);
+      requires requires(std::remove_cvref_t<decltype(k.init(x))>& s) { k.step(s, rng); };
       k.validate();
     };
 

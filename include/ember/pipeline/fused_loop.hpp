@@ -40,7 +40,6 @@ EMBER_HD EMBER_INLINE mask_t<S> state_is_finite(chain_state<S, D> const& s) {
 template <class S, class Kernel, class Sink>
 EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_t seed,
                          std::uint32_t chain, vec<S, Kernel::dim> const& x0, Sink& sink) {
-  constexpr int D = Kernel::dim;
   using T = element_t<S>;
   auto s = kernel.init(x0);
   mask_t<S> frozen = !state_is_finite(s);
@@ -53,7 +52,7 @@ EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_
   // one finiteness test per step. (Recomputing the previous gradient on the rare path instead of
   // copying doubled the CUDA kernel's registers, 80 → 160, for 1.5 % fewer CPU instructions.)
   auto advance = [&](std::int64_t t) {
-    chain_state<S, D> prev = s;
+    auto prev = s;  // the kernel's own state type (any slots), not just chain_state
     auto info = kernel.step(s, make_chain_rng<S>(seed, chain, std::uint32_t(t)));
     mask_t<S> bad = !state_is_finite(s);
     if (any(bad || frozen)) {
