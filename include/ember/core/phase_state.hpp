@@ -6,7 +6,10 @@
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
+#include <ember/core/rng.hpp>
 #include <ember/core/vec.hpp>
+
+#include <cstdint>
 
 namespace ember {
 
@@ -33,6 +36,11 @@ EMBER_HD EMBER_INLINE phase_state<S, D> make_phase_state(E const& U, vec<S, D> c
   s.p = p;
   return s;
 }
+
+/// The purpose of a phase-space kernel's initial momentum draw, p₀ = √m ξ at step 0: the last
+/// user purpose, clear of the default start (purpose::init) and of the transition's own draws
+/// (user + j for the j-th O operator, fewer than 15).
+inline constexpr purpose initial_momentum = purpose(std::uint32_t(purpose::user) + 15);
 
 /// |p|² / 2m, the kinetic energy of momentum p under scalar mass m, given ½m⁻¹.
 template <class S, int D>

@@ -14,7 +14,8 @@
 /// small γ: long, persistent trajectories made of one-step pieces).
 /// `adjusted_underdamped_langevin(U, {.step_size = h, .friction = γ, .mass = m})` returns an
 /// `adjusted_underdamped_langevin_kernel`, which models `TransitionKernel`. One gradient per
-/// transition; chains start at rest (p = 0), and step 1 draws p before the first proposal.
+/// transition. In a run a chain starts with p ~ N(0, m I) (`init(x, rng)`), so a chain started
+/// at x ~ π is stationary from the first transition.
 
 #include <ember/core/concepts.hpp>
 #include <ember/core/phase_state.hpp>
@@ -49,6 +50,7 @@ struct adjusted_underdamped_langevin_kernel {
   value_type friction;
   value_type mass;
   value_type inv_mass;
+  value_type sqrt_mass;
   value_type half_inv_mass;
   value_type divergence_threshold;
   ou_coefficients<value_type, Split::noises> ou;
@@ -57,6 +59,14 @@ struct adjusted_underdamped_langevin_kernel {
   template <class S>
   EMBER_HD phase_state<S, dim> init(vec<S, dim> const& x) const {
     return make_phase_state(energy, x, filled<S, dim>(0));
+  }
+  /// The state at x with p ~ N(0, m I) (what a run uses): a chain started at x ~ π is then at the
+  /// stationary law π(x) N(p; 0, m) from its first transition.
+  template <class S>
+  EMBER_HD phase_state<S, dim> init(vec<S, dim> const& x, chain_rng<S> const& rng) const {
+    vec<S, dim> p = rng.template normal<dim>(initial_momentum);
+    for (int i = 0; i < dim; ++i) p[i] = S(sqrt_mass) * p[i];
+    return make_phase_state(energy, x, p);
   }
 
   template <class S>
@@ -101,6 +111,7 @@ struct adjusted_underdamped_langevin_fn {
                                                      T(o.friction),
                                                      T(o.mass),
                                                      T(1.0 / o.mass),
+                                                     T(std::sqrt(o.mass)),
                                                      T(0.5 / o.mass),
                                                      T(o.divergence_threshold),
                                                      Split::template ou_coefficients_for<T>(o.step_size, o.friction,

@@ -12,8 +12,8 @@
 /// is biased by O(h²) (BAOAB's position marginal is exact for Gaussian targets);
 /// `adjusted_underdamped_langevin` removes the bias. One gradient per transition.
 /// `underdamped_langevin(U, {.step_size = h, .friction = γ, .mass = m})` returns an
-/// `underdamped_langevin_kernel`, which models `TransitionKernel`. Chains start at rest (p = 0):
-/// `init(x)` draws no random numbers, and friction brings p to N(0, m) within a few 1/γ of burn-in.
+/// `underdamped_langevin_kernel`, which models `TransitionKernel`. In a run a chain starts with
+/// p ~ N(0, m I) (`init(x, rng)`); `init(x)` starts it at rest.
 
 #include <ember/core/concepts.hpp>
 #include <ember/core/phase_state.hpp>
@@ -70,12 +70,21 @@ struct underdamped_langevin_kernel {
   value_type friction;
   value_type mass;
   value_type inv_mass;
+  value_type sqrt_mass;
   ou_coefficients<value_type, Split::noises> ou;
 
   /// The state at x at rest: (x, U(x), ∇U(x), p = 0).
   template <class S>
   EMBER_HD phase_state<S, dim> init(vec<S, dim> const& x) const {
     return make_phase_state(energy, x, filled<S, dim>(0));
+  }
+  /// The state at x with p ~ N(0, m I) (what a run uses): a chain started at x ~ π is then at the
+  /// stationary law π(x) N(p; 0, m) from its first transition.
+  template <class S>
+  EMBER_HD phase_state<S, dim> init(vec<S, dim> const& x, chain_rng<S> const& rng) const {
+    vec<S, dim> p = rng.template normal<dim>(initial_momentum);
+    for (int i = 0; i < dim; ++i) p[i] = S(sqrt_mass) * p[i];
+    return make_phase_state(energy, x, p);
   }
 
   /// One step of the splitting. Divergent where the new energy is not finite.
@@ -96,6 +105,8 @@ struct underdamped_langevin_fn {
   static_assert(Split::noises > 0,
                 "ember::underdamped_langevin needs a splitting with an O (friction) operator, such as "
                 "splitting<B, A, O, A, B>; without one it is Hamiltonian dynamics (use hmc_with)");
+  // O number j draws with purpose user + j; user + 15 is the initial momentum's.
+  static_assert(Split::noises < 15, "ember::underdamped_langevin: at most 14 O operators per step");
   template <class E>
   auto operator()(E const& U, underdamped_langevin_options o) const {
     static_assert(DifferentiableEnergy<E>,
@@ -110,6 +121,7 @@ struct underdamped_langevin_fn {
                                             T(o.friction),
                                             T(o.mass),
                                             T(1.0 / o.mass),
+                                            T(std::sqrt(o.mass)),
                                             Split::template ou_coefficients_for<T>(o.step_size, o.friction, o.mass)};
     k.validate();
     return k;

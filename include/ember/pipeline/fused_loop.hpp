@@ -41,7 +41,15 @@ template <class S, class Kernel, class Sink>
 EMBER_HD void fused_loop(Kernel const& kernel, schedule const& sch, std::uint64_t seed,
                          std::uint32_t chain, vec<S, Kernel::dim> const& x0, Sink& sink) {
   using T = element_t<S>;
-  auto s = kernel.init(x0);
+  // A kernel whose state has random parts (the momentum of underdamped Langevin) may provide
+  // init(x, rng) and gets the stream of step 0; purpose::init there is the default start's, so
+  // such a kernel draws with a purpose of its own.
+  auto s = [&] {
+    if constexpr (requires { kernel.init(x0, make_chain_rng<S>(seed, chain, 0)); })
+      return kernel.init(x0, make_chain_rng<S>(seed, chain, 0));
+    else
+      return kernel.init(x0);
+  }();
   mask_t<S> frozen = !state_is_finite(s);
   if (any(frozen)) sink.diverged(chain, frozen, std::int64_t(-1));
   S divergent_transitions = S(0), accepted_total = S(0), window = S(0);
