@@ -9,6 +9,7 @@
 
 #include <concepts>
 #include <type_traits>
+#include <utility>
 
 namespace ember {
 
@@ -44,6 +45,13 @@ concept ChainState = requires(State& s, State const& cs, int i) {
   { cs.slot(i) } -> std::same_as<S const&>;
 };
 
+namespace detail {
+// The state type a kernel's init returns for a position of its energy's precision.
+template <class K>
+using kernel_state_t = std::remove_cvref_t<decltype(std::declval<K const&>().init(
+    std::declval<vec<typename K::energy_type::value_type, K::energy_type::dim> const&>()))>;
+}  // namespace detail
+
 /// A transition kernel in the init + step style: `init(x)` builds a state following the state
 /// protocol (`ChainState`: `chain_state`, or a kernel's own struct with more slots, such as
 /// `phase_state`), `step(state, rng)` advances it in place by one transition and returns a
@@ -54,9 +62,8 @@ concept TransitionKernel =
     requires(K const& k, vec<typename K::energy_type::value_type, K::energy_type::dim> const& x) {
       { k.init(x) } -> ChainState<typename K::energy_type::value_type, K::energy_type::dim>;
     } &&
-    requires(K const& k, vec<typename K::energy_type::value_type, K::energy_type::dim> const& x,
-             chain_rng<typename K::energy_type::value_type> const& rng) {
-      requires requires(std::remove_cvref_t<decltype(k.init(x))>& s) { k.step(s, rng); };
+    requires(K const& k, detail::kernel_state_t<K>& s, chain_rng<typename K::energy_type::value_type> const& rng) {
+      k.step(s, rng);
       k.validate();
     };
 
