@@ -95,12 +95,12 @@ struct splitting {
     ((i++ == j ? (r = Ops, 0) : 0), ...);
     return r;
   }
-  EMBER_HD static constexpr int count(flow f) { return ((Ops.kind == f ? 1 : 0) + ...); }
-  EMBER_HD static constexpr int count_plain(flow f) { return ((Ops.kind == f && Ops.den == 0 ? 1 : 0) + ...); }
+  EMBER_HD static constexpr int count(flow f) { return (0 + ... + (Ops.kind == f ? 1 : 0)); }
+  EMBER_HD static constexpr int count_plain(flow f) { return (0 + ... + (Ops.kind == f && Ops.den == 0 ? 1 : 0)); }
   EMBER_HD static constexpr double resolved(split_op o) {
     return o.den == 0 ? 1.0 / double(count(o.kind)) : o.num / o.den;
   }
-  EMBER_HD static constexpr double total(flow f) { return ((Ops.kind == f ? resolved(Ops) : 0.0) + ...); }
+  EMBER_HD static constexpr double total(flow f) { return (0.0 + ... + (Ops.kind == f ? resolved(Ops) : 0.0)); }
   EMBER_HD static constexpr bool mixed(flow f) { return count_plain(f) != 0 && count_plain(f) != count(f); }
   // Whether x has moved since the last gradient after operators [from, to) entered with `stale`.
   EMBER_HD static constexpr bool stale_after(int from, int to, bool stale) {
