@@ -35,8 +35,8 @@ void report(char const* name, R const& r, double gradients_per_transition) {
         q += double(draws(i, c, d)) * draws(i, c, d);
       }
     double mean = s / n, sd = std::sqrt(q / n - mean * mean);
-    std::printf("  x%d: mean %7.4f (%+5.1f se) sd %6.4f ESS %6.0f", d, mean, (mean - exact_mean[d]) / (sd / std::sqrt(e)),
-                sd, e);
+    double z = (mean - exact_mean[d]) / (sd / std::sqrt(e));
+    std::printf("  x%d: mean %7.4f (%+5.1f se) sd %6.4f ESS %6.0f", d, mean, z, sd, e);
     min_ess = std::min({min_ess, e, e2});
   }
   double grads = double(r.chains()) * double(steps) * gradients_per_transition;

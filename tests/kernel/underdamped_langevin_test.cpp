@@ -17,7 +17,8 @@ law2 stationary(double h, double gamma, double m, double s2) {
 
 }  // namespace
 
-TEST_CASE("baoab on a diagonal gaussian follows its exact finite-step law", "[kernel][underdamped_langevin][statistics]") {
+TEST_CASE("baoab on a diagonal gaussian follows its exact finite-step law",
+          "[kernel][underdamped_langevin][statistics]") {
   check_splitting_exact_law<ember::baoab>(ember::backend::cpu{}, 0.4, 1.5, 100);
 }
 
@@ -32,7 +33,8 @@ TEST_CASE("obabo and aboba on a diagonal gaussian follow their exact finite-step
   check_splitting_exact_law<ember::aboba>(ember::backend::cpu{}, 0.4, 3.0, 400);
 }
 
-TEST_CASE("stationary laws on a gaussian: baoab and aboba exact in x, obabo exact in p", "[kernel][underdamped_langevin]") {
+TEST_CASE("stationary laws on a gaussian: baoab and aboba exact in x, obabo exact in p",
+          "[kernel][underdamped_langevin]") {
   // With ω² = 1/(mσ²) and κ = 1 − h²ω²/4, for every friction (docs/integrators.md):
   //   BAOAB: Var x = σ²,    Var p = mκ;   OBABO: Var x = σ²/κ, Var p = m;
   //   ABOBA: Var x = σ²,    Var p = m/κ;  x and p uncorrelated in all three.
