@@ -8,6 +8,7 @@
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
 #include <ember/core/math.hpp>
+#include <ember/core/phase_state.hpp>
 #include <ember/core/rng.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/diagnostics/ess.hpp>
@@ -21,12 +22,16 @@
 #include <ember/energy/harmonic.hpp>
 #include <ember/energy/rastrigin.hpp>
 #include <ember/energy/rosenbrock.hpp>
+#include <ember/integrator/butcher.hpp>
 #include <ember/integrator/euler_maruyama.hpp>
 #include <ember/integrator/palindromic.hpp>
+#include <ember/integrator/splitting.hpp>
+#include <ember/kernel/adjusted_underdamped_langevin.hpp>
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
 #include <ember/kernel/metropolis.hpp>
 #include <ember/kernel/ula.hpp>
+#include <ember/kernel/underdamped_langevin.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/pipeline/stages.hpp>

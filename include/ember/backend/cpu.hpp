@@ -268,13 +268,13 @@ class backend::cpu::storage {
         for (; c < end; c += W) {
           auto x0 = init.empty() ? default_start<B, D>(key, std::uint32_t(c)) : detail::load_start<B>(init, c);
           sink.lanes = int(std::min(W, end - c));
-          fused_init<B>(kernel, x0, std::uint32_t(c), sink);
+          fused_init<B>(kernel, x0, key, std::uint32_t(c), sink);
         }
 #endif
       sink.lanes = 1;
       for (; c < end; ++c) {
         auto x0 = init.empty() ? default_start<T, D>(key, std::uint32_t(c)) : detail::load_start<T>(init, c);
-        fused_init<T>(kernel, x0, std::uint32_t(c), sink);
+        fused_init<T>(kernel, x0, key, std::uint32_t(c), sink);
       }
     }, 0);
   }

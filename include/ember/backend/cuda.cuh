@@ -263,7 +263,7 @@ __global__ void init_chains(Kernel const kernel, std::uint64_t const key, vec<ty
     auto const ci = std::uint32_t(c);
     vec<T, D> const x0 = init ? init[ci] : default_start<T, D>(key, ci);
     cuda_sink<P> sink{o, true};
-    fused_init<T>(kernel, x0, ci, sink);
+    fused_init<T>(kernel, x0, key, ci, sink);
   }
 }
 

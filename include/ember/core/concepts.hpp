@@ -34,31 +34,34 @@ concept DifferentiableEnergy =
       { e.value_and_grad(x, g) } -> std::convertible_to<typename E::value_type>;
     };
 
-/// A kernel state following the protocol of core/chain_state.hpp: position `x`, `energy`, and
-/// `slots` values reachable through `slot(i)`.
-template <class State>
-concept KernelState = requires(State& s, State const& cs) {
+/// A kernel state following the state protocol of core/chain_state.hpp, for scalar type `S` in
+/// dimension `D`: members `x` (`vec<S, D>`) and `energy` (`S`), `slots` and `slot(i)`.
+template <class State, class S, int D>
+concept ChainState = requires(State& s, State const& cs, int i) {
+  { s.x } -> std::convertible_to<vec<S, D>>;
+  { s.energy } -> std::convertible_to<S>;
   { State::slots } -> std::convertible_to<int>;
-  s.x;
-  s.energy;
-  s.slot(0);
-  cs.slot(0);
+  { s.slot(i) } -> std::same_as<S&>;
+  { cs.slot(i) } -> std::same_as<S const&>;
 };
 
-/// A transition kernel in the init + step style: `init(x)` builds its state (a `KernelState`,
-/// usually `chain_state`) from a position, `step(state, rng)` advances it in place by one
-/// transition and returns a `step_info`, and `validate()` throws `std::invalid_argument` for bad
-/// parameters (a non-positive step size...).
 namespace detail {
+// The state type a kernel's init returns for a position of its energy's precision.
 template <class K>
-using kernel_state_t = decltype(std::declval<K const&>().init(
-    std::declval<vec<typename K::energy_type::value_type, K::energy_type::dim> const&>()));
+using kernel_state_t = std::remove_cvref_t<decltype(std::declval<K const&>().init(
+    std::declval<vec<typename K::energy_type::value_type, K::energy_type::dim> const&>()))>;
 }  // namespace detail
 
+/// A transition kernel in the init + step style: `init(x)` builds a state following the state
+/// protocol (`ChainState`: `chain_state`, or a kernel's own struct with more slots, such as
+/// `phase_state`), `step(state, rng)` advances it in place by one transition and returns a
+/// `step_info`, and `validate()` throws `std::invalid_argument` for bad parameters.
 template <class K>
 concept TransitionKernel =
     requires { typename K::energy_type; } && DifferentiableEnergy<typename K::energy_type> &&
-    requires { typename detail::kernel_state_t<K>; } && KernelState<detail::kernel_state_t<K>> &&
+    requires(K const& k, vec<typename K::energy_type::value_type, K::energy_type::dim> const& x) {
+      { k.init(x) } -> ChainState<typename K::energy_type::value_type, K::energy_type::dim>;
+    } &&
     requires(K const& k, detail::kernel_state_t<K>& s, chain_rng<typename K::energy_type::value_type> const& rng) {
       k.step(s, rng);
       k.validate();

@@ -120,10 +120,19 @@ EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& ch, std::uint32_t c
   sink.store(chain, s, frozen, window, divergent_transitions, accepted_total);
 }
 
-/// A chain's first state: `kernel.init` at its start position, frozen if not finite.
+/// A chain's first state: `kernel.init` at its start position, frozen if not finite. A kernel
+/// whose state has random parts (the momentum of underdamped Langevin) may provide
+/// `init(x, rng)` and gets the stream of step 0; purpose::init there is the default start's, so
+/// such a kernel draws with a purpose of its own.
 template <class S, class Kernel, class Sink>
-EMBER_HD void fused_init(Kernel const& kernel, vec<S, Kernel::dim> const& x0, std::uint32_t chain, Sink& sink) {
-  auto s = kernel.init(x0);
+EMBER_HD void fused_init(Kernel const& kernel, vec<S, Kernel::dim> const& x0, std::uint64_t key, std::uint32_t chain,
+                         Sink& sink) {
+  auto s = [&] {
+    if constexpr (requires { kernel.init(x0, make_chain_rng<S>(key, chain, 0)); })
+      return kernel.init(x0, make_chain_rng<S>(key, chain, 0));
+    else
+      return kernel.init(x0);
+  }();
   mask_t<S> frozen = !state_is_finite(s);
   if (any(frozen)) sink.diverged(chain, frozen, std::int64_t(-1));
   sink.store(chain, s, frozen, S(0), S(0), S(0));
