@@ -20,11 +20,7 @@ ember::chain_state<double, E::dim> run(E const& U, vec<double, E::dim> x, vec<do
   ember::chain_state<double, E::dim> s;
   s.x = x;
   s.energy = U.value_and_grad(s.x, s.grad);
-  // The integrator works on the whitened momentum v = p·√(m⁻¹) with L = √(m⁻¹).
-  double const scale = std::sqrt(inv_mass);
-  for (int i = 0; i < E::dim; ++i) p[i] *= scale;
-  Integrator::steps(U, s, p, eps, ember::scalar_metric<double>{scale}, L);
-  for (int i = 0; i < E::dim; ++i) p[i] /= scale;
+  Integrator::steps(U, s, p, eps, inv_mass, L);
   return s;
 }
 

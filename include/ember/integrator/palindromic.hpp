@@ -31,6 +31,7 @@ struct palindromic {
   static constexpr double coefficient = Coefficients::value[J];
 
   template <class E, class S, int D, class Metric>
+    requires(!std::is_arithmetic_v<Metric>)
   EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& v, element_t<S> eps,
                                           Metric const& metric, int L) {
     using T = element_t<S>;
@@ -40,7 +41,29 @@ struct palindromic {
       }(std::make_index_sequence<size>{});
   }
 
+  /// The same in plain momentum p with a scalar inverse mass m⁻¹ (kick p −= bε∇U, drift
+  /// x += aε m⁻¹ p), the form of the textbooks and of `splitting`'s own `steps`.
+  template <class E, class S, int D>
+  EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& p, element_t<S> eps,
+                                          element_t<S> inv_mass, int L) {
+    using T = element_t<S>;
+    for (int l = 0; l < L; ++l)
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (plain_substep<J>(U, s, p, T(coefficient<J>) * eps, inv_mass), ...);
+      }(std::make_index_sequence<size>{});
+  }
+
  private:
+  template <std::size_t J, class E, class S, int D>
+  EMBER_HD EMBER_INLINE static void plain_substep(E const& U, chain_state<S, D>& s, vec<S, D>& p, element_t<S> h,
+                                                  element_t<S> inv_mass) {
+    if constexpr (J % 2 == 0) {
+      for (int i = 0; i < D; ++i) p[i] = p[i] - S(h) * s.grad[i];
+    } else {
+      for (int i = 0; i < D; ++i) s.x[i] = s.x[i] + S(h * inv_mass) * p[i];
+      s.energy = U.value_and_grad(s.x, s.grad);
+    }
+  }
   template <std::size_t J, class E, class S, int D, class Metric>
   EMBER_HD EMBER_INLINE static void substep(E const& U, chain_state<S, D>& s, vec<S, D>& v, element_t<S> h,
                                             Metric const& metric) {

@@ -25,6 +25,7 @@
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
 #include <ember/core/vec.hpp>
+#include <ember/kernel/metric.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -224,6 +225,22 @@ struct splitting {
     run<0, size, false>(U, s, p, eps, inv_mass, none, no_noise);
     for (int l = 1; l < L; ++l) run<0, size, carry>(U, s, p, eps, inv_mass, none, no_noise);
     finish<carry>(U, s);
+  }
+
+  /// HMC's interface (kernel/hmc.hpp): whitened momentum v and a scalar metric L = σ, which is
+  /// the p-form above with p = v/σ and m⁻¹ = σ².
+  template <class E, class S, int D, class Metric>
+    requires(!std::is_arithmetic_v<Metric>)
+  EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& v, element_t<S> eps,
+                                          Metric const& metric, int L) {
+    using T = element_t<S>;
+    static_assert(std::is_same_v<Metric, scalar_metric<T>>,
+                  "ember::splitting in hmc takes a scalar mass; an adapted diagonal or dense metric needs one of "
+                  "the palindromic integrators (velocity_verlet, mclachlan, yoshida)");
+    T const inv = T(1) / metric.scale;
+    for (int i = 0; i < D; ++i) v[i] = v[i] * S(inv);
+    steps(U, s, v, eps, metric.scale * metric.scale, L);
+    for (int i = 0; i < D; ++i) v[i] = v[i] * S(metric.scale);
   }
 
  private:
