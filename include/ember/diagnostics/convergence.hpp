@@ -90,7 +90,8 @@ struct diagnose_workspace {
   static constexpr int quantities = 5;  // x − x̄, (x − x̄)², z, I(z ≤ z₀.₀₅), I(z ≤ z₀.₉₅)
   rank_normalizer ranks, folded;
   std::vector<float> val, re, im, lane_power;
-  std::vector<double> raw;
+  std::vector<double> raw, super_d;  // super_*: B·L chains × draws, float draws kept float
+  std::vector<float> super_f;
   std::vector<double> power, sample, fft_re, fft_im;
 };
 
@@ -164,10 +165,18 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   // real part of that of |Z(f)|², so |Z|² is accumulated as it comes, in the FFT's output order.
   // The FFT is first only long enough for lags up to n − h (at least h/4); if Geyer's sequence
   // reaches further, the pass is repeated with n ≥ 2h, where every lag is exact.
-  using value_t = std::remove_cvref_t<decltype(x(0, 0))>;
-  constexpr int B = 16;
-  std::vector<value_t> super_buffer(std::size_t(N) * B * L);
-  value_t* const w_raw = super_buffer.data();
+  using value_t = std::remove_cvref_t<decltype(x(0, 0))>;  // float draws stay float here
+  // B blocks per super-block: 16, or fewer when there are fewer chains.
+  int const B = int(std::min<std::int64_t>(16, (M + L - 1) / L));
+  auto& super_buffer = [&]() -> auto& {
+    if constexpr (std::is_same_v<value_t, float>)
+      return w.super_f;
+    else
+      return w.super_d;
+  }();
+  super_buffer.resize(std::size_t(N) * std::size_t(B) * L);
+  using store_t = typename std::remove_reference_t<decltype(super_buffer)>::value_type;
+  store_t* const w_raw = super_buffer.data();
   std::int64_t super = 0;
   w.raw.resize(std::size_t(N) * L);
   w.val.assign(std::size_t(Q + 1) * std::size_t(N) * L, 0.f);
@@ -204,14 +213,14 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
         std::int64_t const width = std::min<std::int64_t>(B * L, M - c0);
         for (std::int64_t i = 0; i < N; ++i) {
           if (!used(i)) continue;
-          value_t* r = w_raw + std::size_t(i) * B * L;
-          for (std::int64_t l = 0; l < width; ++l) r[l] = x(c0 + l, i);
+          store_t* r = w_raw + std::size_t(i) * std::size_t(B) * L;
+          for (std::int64_t l = 0; l < width; ++l) r[l] = store_t(x(c0 + l, i));
         }
       }
       // Ghost lanes hold a constant, which centring turns into zeros.
       for (std::int64_t i = 0; i < N; ++i) {
         if (!used(i)) continue;
-        value_t const* src = w_raw + std::size_t(i) * B * L + std::size_t(c0 - super);
+        store_t const* src = w_raw + std::size_t(i) * std::size_t(B) * L + std::size_t(c0 - super);
         double* r = w.raw.data() + std::size_t(i) * L;
         for (int l = 0; l < L; ++l) r[l] = l < valid ? double(src[l]) : centre;
       }
@@ -234,12 +243,14 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
         for (std::int64_t start : {std::int64_t(0), second}) {
           // Two passes in float: the mean, then the centred values (into the FFT buffer) and
           // their sum of squares, so nothing cancels.
-          float m[L] = {}, ss[L] = {};
+          // Sums are taken relative to the first draw, so a constant half has exactly zero variance.
+          float m[L] = {}, ss[L] = {}, base[L];
+          for (int l = 0; l < L; ++l) base[l] = val(q, start)[l];
           for (std::int64_t i = start; i < start + h; ++i) {
             float const* v = val(q, i);
-            for (int l = 0; l < L; ++l) m[l] += v[l];
+            for (int l = 0; l < L; ++l) m[l] += v[l] - base[l];
           }
-          for (int l = 0; l < L; ++l) m[l] /= float(h);
+          for (int l = 0; l < L; ++l) m[l] = base[l] + m[l] / float(h);
           float* dst = start == 0 ? w.re.data() : w.im.data();
           for (std::int64_t i = 0; i < h; ++i) {
             float const* v = val(q, start + i);
