@@ -163,8 +163,8 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   // the centred halves, two halves per complex FFT (first half real, second imaginary). The sum
   // of the two halves' power spectra is (|Z(f)|² + |Z(−f)|²)/2; its inverse transform is the
   // real part of that of |Z(f)|², so |Z|² is accumulated as it comes, in the FFT's output order.
-  // The FFT is first only long enough for lags up to n − h (at least h/4); if Geyer's sequence
-  // reaches further, the pass is repeated with n ≥ 2h, where every lag is exact.
+  // n ≥ 2h, so that no lag wraps around (a shorter FFT would be exact only for lags ≤ n − h,
+  // and chains that disagree keep Geyer's sequence positive to the last lag).
   using value_t = std::remove_cvref_t<decltype(x(0, 0))>;  // float draws stay float here
   // B blocks per super-block: 16, or fewer when there are fewer chains.
   int const B = int(std::min<std::int64_t>(16, (M + L - 1) / L));
@@ -183,7 +183,8 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   auto val = [&](int q, std::int64_t i) { return w.val.data() + (std::size_t(q) * std::size_t(N) + std::size_t(i)) * L; };
   half_sums sums[Q + 1];
   double ess[Q];
-  for (int n = next_pow2(h + h / 4 + 1);; n = next_pow2(2 * h)) {
+  {
+    int const n = next_pow2(2 * h);
     fft_plan<float, L> plan(n);
     w.re.assign(std::size_t(n) * L, 0.f);
     w.im.assign(std::size_t(n) * L, 0.f);
@@ -265,7 +266,7 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
         if (q == Q) continue;
         std::fill(w.re.begin() + std::ptrdiff_t(h) * L, w.re.end(), 0.f);
         std::fill(w.im.begin() + std::ptrdiff_t(h) * L, w.im.end(), 0.f);
-        plan.forward(w.re.data(), w.im.data());
+        plan.forward(w.re.data(), w.im.data(), int(h));
         float* p = w.lane_power.data() + std::size_t(q) * std::size_t(n) * L;
         for (std::size_t j = 0; j < std::size_t(n) * L; ++j) p[j] += w.re[j] * w.re[j] + w.im[j] * w.im[j];
       }
@@ -276,7 +277,6 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
     // G(t) = Re Σ_f P(f) e^{−2πi f t/n} / n = Σ_halves Σ_i c_i c_{i+t}, with P(f) stored at pos[f].
     fft_plan<double, 1> inv(n);
     double const hd = double(h);
-    std::int64_t reach = 0;
     for (int q = 0; q < Q; ++q) {
       w.fft_re.assign(std::size_t(n), 0.0);
       w.fft_im.assign(std::size_t(n), 0.0);
@@ -288,13 +288,11 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
         continue;
       }
       auto rho = [&](std::int64_t t) {
-        reach = std::max(reach, t);
         double const abar = w.fft_re[std::size_t(inv.pos[std::size_t(t)])] / double(n) / (J * hd);
         return 1 - (W - abar) / vp;
       };
       ess[q] = geyer_ess(rho, h, S);
     }
-    if (reach <= n - h || n >= 2 * h) break;
   }
 
   out.ess_mean = ess[0];

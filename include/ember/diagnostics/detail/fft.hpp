@@ -49,9 +49,56 @@ struct fft_plan {
     return r;
   }
 
-  void forward(T* re, T* im) const {
+  // `nonzero`: elements at and past this index are zero. When that is the whole upper half (the
+  // zero padding of an autocovariance), the first stage skips the additions with zeros.
+  void forward(T* re, T* im, int nonzero = -1) const {
     int size = n;
-    if (n > 1 && (std::countr_zero(unsigned(n)) % 2 == 1)) {
+    bool const upper_zero = nonzero >= 0 && nonzero <= n / 2 && n >= 4;
+    if (n > 1 && (std::countr_zero(unsigned(n)) % 2 == 1) && upper_zero) {
+      // Radix 2, b = 0: (a, 0) → (a, a·w^j), and nothing to do where a is zero too.
+      int const s = n / 2;
+      for (int j = 0; j < nonzero; ++j) {
+        T const c = wr[std::size_t(j)], si = wi[std::size_t(j)];
+        T *ar = re + std::size_t(j) * L, *ai = im + std::size_t(j) * L;
+        T *br = re + std::size_t(j + s) * L, *bi = im + std::size_t(j + s) * L;
+#pragma omp simd
+        for (int l = 0; l < L; ++l) {
+          br[l] = ar[l] * c - ai[l] * si;
+          bi[l] = ar[l] * si + ai[l] * c;
+        }
+      }
+      size = s;
+    } else if (upper_zero) {
+      // Radix 4 with a₂ = a₃ = 0: y₀ = a₀ + a₁, y₁ = (a₀ − i·a₁)w^j, y₂ = (a₀ − a₁)w^{2j},
+      // y₃ = (a₀ + i·a₁)w^{3j}.
+      int const s = n / 4;
+      for (int j = 0; j < s; ++j) {
+        std::size_t const t1 = std::size_t(j), t2 = 2 * t1, t3 = 3 * t1;
+        T const c1 = wr[t1], s1 = wi[t1], c2 = wr[t2], s2 = wi[t2], c3 = wr[t3], s3 = wi[t3];
+        T* p0r = re + std::size_t(j) * L;
+        T* p0i = im + std::size_t(j) * L;
+        T* p1r = p0r + std::size_t(s) * L;
+        T* p1i = p0i + std::size_t(s) * L;
+        T* p2r = p1r + std::size_t(s) * L;
+        T* p2i = p1i + std::size_t(s) * L;
+        T* p3r = p2r + std::size_t(s) * L;
+        T* p3i = p2i + std::size_t(s) * L;
+#pragma omp simd
+        for (int l = 0; l < L; ++l) {
+          T const ar = p0r[l], ai = p0i[l], dr = p1r[l], di = p1i[l];
+          p0r[l] = ar + dr;
+          p0i[l] = ai + di;
+          T const y1r = ar + di, y1i = ai - dr, y2r = ar - dr, y2i = ai - di, y3r = ar - di, y3i = ai + dr;
+          p1r[l] = y1r * c1 - y1i * s1;
+          p1i[l] = y1r * s1 + y1i * c1;
+          p2r[l] = y2r * c2 - y2i * s2;
+          p2i[l] = y2r * s2 + y2i * c2;
+          p3r[l] = y3r * c3 - y3i * s3;
+          p3i[l] = y3r * s3 + y3i * c3;
+        }
+      }
+      size = s;
+    } else if (n > 1 && (std::countr_zero(unsigned(n)) % 2 == 1)) {
       int const s = n / 2;
       for (int j = 0; j < s; ++j) {
         T const c = wr[std::size_t(j)], si = wi[std::size_t(j)];
