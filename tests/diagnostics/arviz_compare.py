@@ -12,6 +12,8 @@ tenth of the noise: 0.2% for ESS, 3e-5 for R-hat.
 """
 import sys
 
+import os
+
 try:
     import arviz as az
     import numpy as np
@@ -19,8 +21,14 @@ except ImportError:
     print("no numpy/arviz: skipped")
     sys.exit(77)
 
+# The draws go through scripts/npz_to_arviz.py, the loader docs/diagnostics.md shows.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from npz_to_arviz import load  # noqa: E402
+
 run = np.load(sys.argv[1])
-draws = run["draws"][~run["divergent"]].astype(np.float64)  # (chain, draw, dim), live chains
+idata = load(sys.argv[1], live_only=True)
+draws = idata.posterior["x"].values.astype(np.float64)  # (chain, draw, dim), live chains
+assert draws.shape[0] == (~run["divergent"]).sum()
 failed = 0
 for d in range(draws.shape[2]):
     x = draws[:, :, d]
