@@ -90,7 +90,7 @@ struct diagnose_workspace {
   static constexpr int quantities = 5;  // x − x̄, (x − x̄)², z, I(z ≤ z₀.₀₅), I(z ≤ z₀.₉₅)
   rank_normalizer ranks, folded;
   std::vector<float> val, re, im, lane_power;
-  std::vector<double> raw, super_d;  // super_*: B·L chains × draws, float draws kept float
+  std::vector<double> super_d;  // super_*: B·L chains × draws, float draws kept float
   std::vector<float> super_f;
   std::vector<double> power, sample, fft_re, fft_im;
 };
@@ -178,7 +178,6 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   using store_t = typename std::remove_reference_t<decltype(super_buffer)>::value_type;
   store_t* const w_raw = super_buffer.data();
   std::int64_t super = 0;
-  w.raw.resize(std::size_t(N) * L);
   w.val.assign(std::size_t(Q + 1) * std::size_t(N) * L, 0.f);
   auto val = [&](int q, std::int64_t i) { return w.val.data() + (std::size_t(q) * std::size_t(N) + std::size_t(i)) * L; };
   half_sums sums[Q + 1];
@@ -218,20 +217,19 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
           for (std::int64_t l = 0; l < width; ++l) r[l] = store_t(x(c0 + l, i));
         }
       }
-      // Ghost lanes hold a constant, which centring turns into zeros.
+      // The quantities, and per half their sums relative to the half's first value (so that a
+      // constant half has exactly zero variance). Ghost lanes hold a constant, which centring
+      // turns into zeros.
+      float base[Q + 1][2][L], acc[Q + 1][2][L] = {};
       for (std::int64_t i = 0; i < N; ++i) {
         if (!used(i)) continue;
+        int const half = i < h ? 0 : 1;
         store_t const* src = w_raw + std::size_t(i) * std::size_t(B) * L + std::size_t(c0 - super);
-        double* r = w.raw.data() + std::size_t(i) * L;
-        for (int l = 0; l < L; ++l) r[l] = l < valid ? double(src[l]) : centre;
-      }
-      for (std::int64_t i = 0; i < N; ++i) {
-        if (!used(i)) continue;
-        double const* r = w.raw.data() + std::size_t(i) * L;
         float *v0 = val(0, i), *v1 = val(1, i), *v2 = val(2, i), *v3 = val(3, i), *v4 = val(4, i), *v5 = val(5, i);
         for (int l = 0; l < L; ++l) {
-          double const d = r[l] - out.mean;
-          float const c = float(r[l] - centre), z = w.ranks.z(c);
+          double const r = l < valid ? double(src[l]) : centre;
+          double const d = r - out.mean;
+          float const c = float(r - centre), z = w.ranks.z(c);
           v0[l] = float(d);
           v1[l] = float(d * d);
           v2[l] = z;
@@ -239,19 +237,19 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
           v4[l] = z <= z95 ? 1.f : 0.f;
           v5[l] = w.folded.z(std::abs(c));
         }
+        float const* v[Q + 1] = {v0, v1, v2, v3, v4, v5};
+        if (i == 0 || i == second)
+          for (int q = 0; q <= Q; ++q)
+            for (int l = 0; l < L; ++l) base[q][half][l] = v[q][l];
+        for (int q = 0; q <= Q; ++q)
+          for (int l = 0; l < L; ++l) acc[q][half][l] += v[q][l] - base[q][half][l];
       }
       for (int q = 0; q <= Q; ++q) {
-        for (std::int64_t start : {std::int64_t(0), second}) {
-          // Two passes in float: the mean, then the centred values (into the FFT buffer) and
-          // their sum of squares, so nothing cancels.
-          // Sums are taken relative to the first draw, so a constant half has exactly zero variance.
-          float m[L] = {}, ss[L] = {}, base[L];
-          for (int l = 0; l < L; ++l) base[l] = val(q, start)[l];
-          for (std::int64_t i = start; i < start + h; ++i) {
-            float const* v = val(q, i);
-            for (int l = 0; l < L; ++l) m[l] += v[l] - base[l];
-          }
-          for (int l = 0; l < L; ++l) m[l] = base[l] + m[l] / float(h);
+        for (int half = 0; half < 2; ++half) {
+          std::int64_t const start = half == 0 ? 0 : second;
+          // The centred values go into the FFT buffer, their sum of squares into W.
+          float m[L], ss[L] = {};
+          for (int l = 0; l < L; ++l) m[l] = base[q][half][l] + acc[q][half][l] / float(h);
           float* dst = start == 0 ? w.re.data() : w.im.data();
           for (std::int64_t i = 0; i < h; ++i) {
             float const* v = val(q, start + i);
