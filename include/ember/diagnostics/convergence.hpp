@@ -20,8 +20,9 @@
 ///  - z = Φ⁻¹((r − 3/8)/(S + 1/4)), r the rank of a draw among all S pooled draws (rank
 ///    normalisation: finite variance for any distribution, so heavy tails cannot hide a
 ///    disagreement between chains). Bulk ESS = ESS(z); bulk R̂ = split-R̂(z).
-///  - folded draws |x − median(x)|, rank-normalised the same way: folded R̂ catches chains that
-///    agree in location but not in scale.
+///  - folded draws |x − m|, rank-normalised the same way, with m the median of 2¹⁴ draws spread
+///    over all chains (within about 0.01 sd of the pooled median; folding at any fixed point
+///    measures spread): folded R̂ catches chains that agree in location but not in scale.
 ///  - I(x ≤ q₀.₀₅) and I(x ≤ q₀.₉₅): tail ESS = the smaller of their ESS, which governs the
 ///    precision of the 5% and 95% quantiles.
 ///  - (x − x̄)²: its ESS governs the estimate of the variance; for antithetic chains it can be far
@@ -30,7 +31,8 @@
 /// themselves (no rank normalisation: the mean is a statement about x).
 ///
 /// Ranks come from a 2¹⁶-bin histogram rather than a sort (detail/rank_normalizer.hpp): exact
-/// at the ends of every bin and for ties, interpolated in between.
+/// at the ends of every bin and for ties, interpolated in between, so a rank is off by less than
+/// its bin's count. The FFTs run in float, 16 chains at once (detail/fft.hpp).
 
 #include <ember/diagnostics/detail/fft.hpp>
 #include <ember/diagnostics/detail/normal_quantile.hpp>
@@ -51,13 +53,13 @@ struct convergence {
   double mean = 0;        ///< x̄ over all S used draws
   double sd = 0;          ///< √(Σ(x − x̄)²/(S − 1))
   double mcse_mean = 0;   ///< Monte-Carlo standard error of x̄: sd / √ess_mean
-  double median = 0;      ///< the pooled median (the centre of the folding)
+  double median = 0;      ///< the pooled median (from the rank histogram)
   double ess_mean = 0;    ///< ESS(x), no rank normalisation
   double ess_bulk = 0;    ///< ESS(z), z the rank-normalised draws
   double ess_tail = 0;    ///< min(ESS(I(x ≤ q₀.₀₅)), ESS(I(x ≤ q₀.₉₅)))
   double ess_sq = 0;      ///< ESS((x − x̄)²)
   double rhat_bulk = 0;   ///< split-R̂(z)
-  double rhat_folded = 0; ///< split-R̂ of the rank-normalised |x − median|
+  double rhat_folded = 0; ///< split-R̂ of the rank-normalised |x − m|, m ≈ the median
   double rhat = 0;        ///< max(rhat_bulk, rhat_folded)
   std::int64_t draws = 0; ///< S = 2·chains·⌊n/2⌋, the draws used
 };
@@ -109,9 +111,9 @@ struct half_sums {
   double rhat(double J, double h) const { return std::sqrt(var_plus(J, h) / within(J, h)); }
 };
 
-// The whole computation; x(c, i) is draw i of chain c. Three passes over the draws: a histogram
-// for the ranks, then per block of 16 chains the five quantities and their FFTs (and a histogram
-// of |x − median|), then the folded ranks.
+// The whole computation; x(c, i) is draw i of chain c. Two passes over the draws: a histogram
+// for the ranks (that of the folded draws follows from it), then per block of 16 chains the
+// quantities, their half moments and their FFTs.
 template <class F>
 convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_workspace& w) {
   constexpr int L = diagnose_workspace::lanes, Q = diagnose_workspace::quantities;
