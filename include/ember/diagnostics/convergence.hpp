@@ -217,11 +217,12 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
           if (!used(i)) continue;
           store_t* r = w_raw + std::size_t(i) * std::size_t(B) * L;
           for (std::int64_t l = 0; l < width; ++l) r[l] = store_t(x(c0 + l, i));
+          // Ghost lanes hold a constant, which centring turns into zeros.
+          for (std::int64_t l = width; l < std::int64_t(B) * L; ++l) r[l] = store_t(centre);
         }
       }
       // The quantities, and per half their sums relative to the half's first value (so that a
-      // constant half has exactly zero variance). Ghost lanes hold a constant, which centring
-      // turns into zeros.
+      // constant half has exactly zero variance).
       float base[Q + 1][2][L], acc[Q + 1][2][L] = {};
       for (std::int64_t i = 0; i < N; ++i) {
         if (!used(i)) continue;
@@ -229,15 +230,17 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
         store_t const* src = w_raw + std::size_t(i) * std::size_t(B) * L + std::size_t(c0 - super);
         float *v0 = val(0, i), *v1 = val(1, i), *v2 = val(2, i), *v3 = val(3, i), *v4 = val(4, i), *v5 = val(5, i);
         for (int l = 0; l < L; ++l) {
-          double const r = l < valid ? double(src[l]) : centre;
+          double const r = double(src[l]);
           double const d = r - out.mean;
-          float const c = float(r - centre), z = w.ranks.z(c);
+          // One key for both lookups: the key of |c| is that of c, or its complement for c < 0.
+          std::uint32_t const k = float_key(float(r - centre));
+          float const z = w.ranks.z_of_key(k);
           v0[l] = float(d);
           v1[l] = float(d * d);
           v2[l] = z;
           v3[l] = z <= z05 ? 1.f : 0.f;
           v4[l] = z <= z95 ? 1.f : 0.f;
-          v5[l] = w.folded.z(std::abs(c));
+          v5[l] = w.folded.z_of_key(k & 0x80000000u ? k : ~k);
         }
         float const* v[Q + 1] = {v0, v1, v2, v3, v4, v5};
         if (i == 0 || i == second)

@@ -98,8 +98,8 @@ struct rank_normalizer {
     }
   }
 
-  float z(float v) const {
-    std::uint32_t k = float_key(v);
+  float z(float v) const { return z_of_key(float_key(v)); }
+  float z_of_key(std::uint32_t k) const {
     score const& s = scores[k >> 16];
     return s.z0 + s.slope * float(k & 0xffffu);
   }
