@@ -14,6 +14,7 @@
 #include <ember/core/vec.hpp>
 #include <ember/diagnostics/ess.hpp>
 #include <ember/diagnostics/rhat.hpp>
+#include <ember/diagnostics/summary.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -63,44 +64,6 @@ struct trace {
   std::vector<double> energy;                  ///< `mean_energy`: mean U over chains
 };
 
-/// Per-dimension statistics of a run, printable with `<<`.
-template <int D>
-struct summary_table {
-  struct row {
-    double mean, sd, ess, rhat;
-  };
-  row dims[D];
-  std::int64_t chains = 0, kept = 0, divergent_chains = 0, divergent_transitions = 0;
-  double acceptance = 0, seconds = 0;
-  bool from_draws = false;  ///< statistics over recorded draws (else over final states)
-
-  friend std::ostream& operator<<(std::ostream& os, summary_table const& s) {
-    char line[160];
-    std::snprintf(line, sizeof line, "ember: %lld chains, %lld kept draws each, %.3f s\n",
-                  (long long)s.chains, (long long)s.kept, s.seconds);
-    os << line;
-    os << (s.from_draws ? "  statistics over the recorded draws of non-divergent chains\n"
-                        : "  statistics over final states (record() was not in the pipeline)\n");
-    if (s.chains - s.divergent_chains < 2) {
-      std::snprintf(line, sizeof line, "  fewer than two chains stayed finite (%lld divergent): no statistics\n",
-                    (long long)s.divergent_chains);
-      return os << line;
-    }
-    os << "  dim        mean          sd         ESS     R-hat\n";
-    for (int d = 0; d < D; ++d) {
-      auto const& r = s.dims[d];
-      if (s.from_draws)
-        std::snprintf(line, sizeof line, "  %3d %11.4f %11.4f %11.0f %9.4f\n", d, r.mean, r.sd, r.ess, r.rhat);
-      else
-        std::snprintf(line, sizeof line, "  %3d %11.4f %11.4f           -         -\n", d, r.mean, r.sd);
-      os << line;
-    }
-    std::snprintf(line, sizeof line, "  acceptance %.4f, divergent chains %lld, divergent transitions %lld\n",
-                  s.acceptance, (long long)s.divergent_chains, (long long)s.divergent_transitions);
-    return os << line;
-  }
-};
-
 template <class T, int D>
 class result {
  public:
@@ -141,49 +104,28 @@ class result {
   /// Wall-clock seconds of the sampling itself (allocation and summaries excluded).
   double seconds() const { return seconds_; }
 
-  /// Per-dimension mean, sd, ESS and split-R̂ over the recorded draws of non-divergent chains
-  /// (or mean and sd over final states when nothing was recorded), with acceptance and
-  /// divergences.
-  summary_table<D> summary() const {
-    summary_table<D> s;
-    s.chains = chains_;
-    s.kept = kept();
-    s.divergent_chains = divergent_chains_;
-    s.divergent_transitions = divergent_transitions_;
-    s.acceptance = acceptance_;
-    s.seconds = seconds_;
-    s.from_draws = !samples_.empty() && kept() > 0;
-    std::vector<std::int64_t> live;
-    for (std::int64_t c = 0; c < chains_; ++c)
-      if (!frozen_[std::size_t(c)]) live.push_back(c);
-    auto M = std::int64_t(live.size());
-    for (int d = 0; d < D && M < 2; ++d) s.dims[d] = {0, 0, 0, 0};
-    for (int d = 0; d < D && M >= 2; ++d) {
-      auto& r = s.dims[d];
-      if (s.from_draws) {
-        auto x = [&](std::int64_t j, std::int64_t i) { return double(samples()(i, live[std::size_t(j)], d)); };
-        double m = 0, q = 0;
-        for (std::int64_t j = 0; j < M; ++j)
-          for (std::int64_t i = 0; i < kept(); ++i) m += x(j, i);
-        m /= double(M * kept());
-        for (std::int64_t j = 0; j < M; ++j)
-          for (std::int64_t i = 0; i < kept(); ++i) q += (x(j, i) - m) * (x(j, i) - m);
-        r = {m, std::sqrt(q / double(M * kept() - 1)), ess(x, M, kept()), split_rhat(x, M, kept())};
-      } else {
-        double m = 0, q = 0;
-        for (auto c : live) m += double(final_[std::size_t(d * chains_ + c)]);
-        m /= double(M);
-        for (auto c : live) q += std::pow(double(final_[std::size_t(d * chains_ + c)]) - m, 2);
-        r = {m, std::sqrt(q / double(M - 1)), std::nan(""), std::nan("")};
-      }
+  /// Per-dimension mean, sd, MCSE, bulk and tail ESS, ESS of (x − x̄)² and rank-normalised
+  /// R̂ over the recorded draws of non-divergent chains (or mean and sd over final states when
+  /// nothing was recorded), with acceptance, divergences and WARNING lines; see
+  /// `diagnostics/summary.hpp`. `o` passes the kernel's target acceptance and per-chain rates.
+  /// Without options the kernel's target acceptance (after warm-up: the one it was tuned to) and
+  /// every chain's own acceptance rate are passed along, so both warnings are on.
+  summary_table<D> summary(summary_options o = {}) const {
+    std::vector<double> rates;
+    if (std::isnan(o.target_acceptance)) o.target_acceptance = target_acceptance_;
+    if (o.chain_acceptance.empty() && kept_transitions_ > 0 && std::int64_t(accepted_.size()) == chains_) {
+      rates.resize(accepted_.size());
+      for (std::size_t c = 0; c < rates.size(); ++c) rates[c] = double(accepted_[c]) / double(kept_transitions_);
+      o.chain_acceptance = rates;
     }
-    return s;
+    return summarize(*this, o);
   }
 
   // Filled by the run (run.hpp).
   std::int64_t chains_ = 0, kept_ = 0, kept_transitions_ = 0;
   std::vector<std::int64_t> accepted_;
   adaptation_report adapted_;
+  double target_acceptance_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<T> samples_, final_;
   std::vector<std::uint8_t> frozen_;
   std::vector<std::int64_t> diverged_at_;

@@ -283,6 +283,10 @@ class run {
     }
     out.seconds_ = seconds_;
     out.adapted_ = adapted();
+    if constexpr (requires { kernel_type::target_acceptance; }) out.target_acceptance_ = kernel_type::target_acceptance;
+    if constexpr (requires { warm_.da.target; }) {
+      if constexpr (decltype(warm_)::adapts_step) out.target_acceptance_ = warm_.da.target;
+    }
     detail::finish_result<P>(out, track_.data(), acc, div);
     return out;
   }

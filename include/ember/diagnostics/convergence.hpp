@@ -1,0 +1,329 @@
+#pragma once
+/// \file
+/// `diagnose(x, chains, draws)`: the convergence diagnostics of Vehtari, Gelman, Simpson,
+/// Carpenter & Bürkner (2021), "Rank-normalization, folding, and localization: an improved R̂
+/// for assessing convergence of MCMC", for one scalar quantity drawn by several chains.
+///
+/// Every chain of n draws is split into two halves of h = ⌊n/2⌋ draws (the middle draw of an odd
+/// n is dropped), giving J = 2·chains sequences and S = J·h draws. For a quantity q:
+///  - W = mean over halves of the within-half variance s_j², B = variance of the half means,
+///    var⁺ = (h − 1)/h · W + B, and split-R̂(q) = √(var⁺ / W).
+///  - the autocorrelation at lag t pools the halves, ρ_t = 1 − (W − ā_t)/var⁺, with ā_t the mean
+///    over halves of the autocovariance (1/h) Σ_i (q_i − q̄_j)(q_{i+t} − q̄_j), computed for all
+///    lags at once by FFT (zero-padded to a power of two ≥ 2h, so no lag wraps around).
+///  - Geyer's initial monotone sequence: pairs Γ_k = ρ_{2k} + ρ_{2k+1} are summed while
+///    positive and forced non-increasing; τ = −1 + 2 Σ Γ_k + max(ρ_{2K}, 0) (the last term, of the
+///    pair that failed, reduces the variance for antithetic chains); ESS(q) = S / max(τ, 1/log₁₀ S).
+///    τ < 1, hence ESS > S, happens for antithetic chains (negative lag-1 correlation).
+///
+/// The quantities:
+///  - z = Φ⁻¹((r − 3/8)/(S + 1/4)), r the rank of a draw among all S pooled draws (rank
+///    normalisation: finite variance for any distribution, so heavy tails cannot hide a
+///    disagreement between chains). Bulk ESS = ESS(z); bulk R̂ = split-R̂(z).
+///  - folded draws |x − m|, rank-normalised the same way, with m the median of 2¹⁴ draws spread
+///    over all chains (within about 0.01 sd of the pooled median; folding at any fixed point
+///    measures spread): folded R̂ catches chains that agree in location but not in scale.
+///  - I(x ≤ q₀.₀₅) and I(x ≤ q₀.₉₅): tail ESS = the smaller of their ESS, which governs the
+///    precision of the 5% and 95% quantiles.
+///  - (x − x̄)²: its ESS governs the estimate of the variance; for antithetic chains it can be far
+///    below the ESS of x (issue 11: 129,496 for x against 645 for x², from 64,000 draws).
+/// R̂ = max(bulk R̂, folded R̂). MCSE of the mean = sd / √ESS(x), with ESS(x) on the draws
+/// themselves (no rank normalisation: the mean is a statement about x).
+///
+/// Ranks come from a 2¹⁶-bin histogram rather than a sort (detail/rank_normalizer.hpp): exact
+/// at the ends of every bin and for ties, interpolated in between, so a rank is off by less than
+/// its bin's count. The FFTs run in float, 16 chains at once (detail/fft.hpp).
+
+#include <ember/diagnostics/detail/fft.hpp>
+#include <ember/diagnostics/detail/normal_quantile.hpp>
+#include <ember/diagnostics/detail/rank_normalizer.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace ember {
+
+/// What `diagnose` finds for one scalar quantity (NaN where undefined: fewer than 4 draws per
+/// chain, or no variance).
+struct convergence {
+  double mean = 0;        ///< x̄ over all S used draws
+  double sd = 0;          ///< √(Σ(x − x̄)²/(S − 1))
+  double mcse_mean = 0;   ///< Monte-Carlo standard error of x̄: sd / √ess_mean
+  double median = 0;      ///< the pooled median (from the rank histogram)
+  double ess_mean = 0;    ///< ESS(x), no rank normalisation
+  double ess_bulk = 0;    ///< ESS(z), z the rank-normalised draws
+  double ess_tail = 0;    ///< min(ESS(I(x ≤ q₀.₀₅)), ESS(I(x ≤ q₀.₉₅)))
+  double ess_sq = 0;      ///< ESS((x − x̄)²)
+  double rhat_bulk = 0;   ///< split-R̂(z)
+  double rhat_folded = 0; ///< split-R̂ of the rank-normalised |x − m|, m ≈ the median
+  double rhat = 0;        ///< max(rhat_bulk, rhat_folded)
+  std::int64_t draws = 0; ///< S = 2·chains·⌊n/2⌋, the draws used
+};
+
+namespace detail {
+
+// ESS from pooled autocorrelations ρ(t), t < h, by Geyer's initial monotone sequence (above).
+template <class Rho>
+double geyer_ess(Rho const& rho, std::int64_t h, double S) {
+  double tau = -1, prev = std::numeric_limits<double>::infinity(), last_even = 0;
+  std::int64_t t = 0;
+  for (; t + 1 < h - 3; t += 2) {
+    double even = t == 0 ? 1.0 : rho(t), pair = even + rho(t + 1);
+    if (!(pair > 0)) {
+      last_even = even;
+      break;
+    }
+    pair = std::min(pair, prev);
+    prev = pair;
+    tau += 2 * pair;
+  }
+  tau += std::max(last_even, 0.0);
+  tau = std::max(tau, 1 / std::log10(S));
+  return S / tau;
+}
+
+// Buffers reused across calls (one per thread in summaries).
+struct diagnose_workspace {
+  static constexpr int lanes = 16;  // chains per block: one AVX-512 register of floats (8 and 32 measured slower or equal)
+  static constexpr int quantities = 5;  // x − x̄, (x − x̄)², z, I(z ≤ z₀.₀₅), I(z ≤ z₀.₉₅)
+  rank_normalizer ranks, folded;
+  std::vector<float> val, re, im, lane_power;
+  std::vector<double> super_d;  // super_*: B·L chains × draws, float draws kept float
+  std::vector<float> super_f;
+  std::vector<double> power, sample, fft_re, fft_im;
+};
+
+// Per-half moments of one quantity, summed over halves: Σ (m_j − ref), Σ (m_j − ref)², Σ SS_j.
+struct half_sums {
+  double m = 0, m2 = 0, ss = 0, ref = 0;
+  void add(double mean, double sumsq) {
+    m += mean - ref;
+    m2 += (mean - ref) * (mean - ref);
+    ss += sumsq;
+  }
+  // W and var⁺ for J halves of h draws.
+  double within(double J, double h) const { return ss / (J * (h - 1)); }
+  double var_plus(double J, double h) const { return (h - 1) / h * within(J, h) + (m2 - m * m / J) / (J - 1); }
+  double rhat(double J, double h) const { return std::sqrt(var_plus(J, h) / within(J, h)); }
+};
+
+// The whole computation; x(c, i) is draw i of chain c. Two passes over the draws: a histogram
+// for the ranks (that of the folded draws follows from it), then per block of 16 chains the
+// quantities, their half moments and their FFTs.
+template <class F>
+convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_workspace& w) {
+  constexpr int L = diagnose_workspace::lanes, Q = diagnose_workspace::quantities;
+  convergence out;
+  double const nan = std::numeric_limits<double>::quiet_NaN();
+  std::int64_t const h = N / 2, second = N - h;
+  if (M < 1 || h < 2) {
+    out = {nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, 0};
+    return out;
+  }
+  double const J = double(2 * M), S = J * double(h);
+  out.draws = std::int64_t(S);
+  auto used = [&](std::int64_t i) { return i < h || i >= second; };
+
+  // Centre: the median of about 2¹⁴ draws spread over all chains. The float keys of the ranks
+  // are taken of x − centre, and the folding is |x − centre| (see the file comment).
+  w.sample.clear();
+  std::int64_t const stride = std::max<std::int64_t>(1, std::int64_t(S) / 16384);
+  for (std::int64_t k = 0; k < std::int64_t(S); k += stride) {
+    std::int64_t c = k / (2 * h), i = k % (2 * h);
+    w.sample.push_back(double(x(c, i < h ? i : second + (i - h))));
+  }
+  auto mid = w.sample.begin() + std::ptrdiff_t(w.sample.size() / 2);
+  std::nth_element(w.sample.begin(), mid, w.sample.end());
+  double const centre = std::isfinite(*mid) ? *mid : 0.0;
+
+  // Pass 1: moments and the histogram of x − centre (that of |x − centre| follows from it).
+  w.ranks.clear();
+  double s1 = 0, s2 = 0;
+  for (std::int64_t i = 0; i < N; ++i) {
+    if (!used(i)) continue;
+    for (std::int64_t c = 0; c < M; ++c) {
+      double v = double(x(c, i)) - centre;
+      s1 += v;
+      s2 += v * v;
+      w.ranks.add(float(v));
+    }
+  }
+  w.folded.fold_from(w.ranks);
+  w.ranks.finish();
+  w.folded.finish();
+  out.mean = centre + s1 / S;
+  double const var = std::max(0.0, (s2 - s1 * s1 / S) / (S - 1));
+  out.sd = std::sqrt(var);
+  out.median = centre + double(w.ranks.quantile(0.5));
+  float const z05 = float(normal_quantile(0.05)), z95 = float(normal_quantile(0.95));
+
+  // Pass 2, per block of L chains: the quantities, their half moments, and the power spectra of
+  // the centred halves, two halves per complex FFT (first half real, second imaginary). The sum
+  // of the two halves' power spectra is (|Z(f)|² + |Z(−f)|²)/2; its inverse transform is the
+  // real part of that of |Z(f)|², so |Z|² is accumulated as it comes, in the FFT's output order.
+  // n ≥ 2h, so that no lag wraps around (a shorter FFT would be exact only for lags ≤ n − h,
+  // and chains that disagree keep Geyer's sequence positive to the last lag).
+  using value_t = std::remove_cvref_t<decltype(x(0, 0))>;  // float draws stay float here
+  // B blocks per super-block: 16, or fewer when there are fewer chains.
+  int const B = int(std::min<std::int64_t>(16, (M + L - 1) / L));
+  auto& super_buffer = [&]() -> auto& {
+    if constexpr (std::is_same_v<value_t, float>)
+      return w.super_f;
+    else
+      return w.super_d;
+  }();
+  super_buffer.resize(std::size_t(N) * std::size_t(B) * L);
+  using store_t = typename std::remove_reference_t<decltype(super_buffer)>::value_type;
+  store_t* const w_raw = super_buffer.data();
+  std::int64_t super = 0;
+  w.val.assign(std::size_t(Q + 1) * std::size_t(N) * L, 0.f);
+  auto val = [&](int q, std::int64_t i) { return w.val.data() + (std::size_t(q) * std::size_t(N) + std::size_t(i)) * L; };
+  half_sums sums[Q + 1];
+  double ess[Q];
+  {
+    int const n = next_pow2(2 * h);
+    fft_plan<float, L> plan(n);
+    w.re.assign(std::size_t(n) * L, 0.f);
+    w.im.assign(std::size_t(n) * L, 0.f);
+    w.lane_power.assign(std::size_t(Q) * std::size_t(n) * L, 0.f);
+    w.power.assign(std::size_t(Q) * std::size_t(n), 0.0);
+    for (auto& s : sums) s = {};
+    sums[1].ref = var;
+    sums[3].ref = 0.05;
+    sums[4].ref = 0.95;
+    // Float partial sums of |Z|² per lane, moved into double every 16 blocks.
+    auto flush = [&] {
+      for (int q = 0; q < Q; ++q)
+        for (int j = 0; j < n; ++j) {
+          float* p = w.lane_power.data() + (std::size_t(q) * std::size_t(n) + std::size_t(j)) * L;
+          double s = 0;
+          for (int l = 0; l < L; ++l) s += p[l], p[l] = 0.f;
+          w.power[std::size_t(q) * std::size_t(n) + std::size_t(j)] += s;
+        }
+    };
+    std::int64_t blocks = 0;
+    for (std::int64_t c0 = 0; c0 < M; c0 += L, ++blocks) {
+      int const valid = int(std::min<std::int64_t>(L, M - c0));
+      // Draws are copied B·L chains at a time (B·L adjacent values of a row of a result at
+      // once, rather than L: a sixteenth of the page walks), into raw[i][chain − super].
+      if (c0 % (B * L) == 0) {
+        super = c0;
+        std::int64_t const width = std::min<std::int64_t>(B * L, M - c0);
+        for (std::int64_t i = 0; i < N; ++i) {
+          if (!used(i)) continue;
+          store_t* r = w_raw + std::size_t(i) * std::size_t(B) * L;
+          for (std::int64_t l = 0; l < width; ++l) r[l] = store_t(x(c0 + l, i));
+          // Ghost lanes hold a constant, which centring turns into zeros.
+          for (std::int64_t l = width; l < std::int64_t(B) * L; ++l) r[l] = store_t(centre);
+        }
+      }
+      // The quantities, and per half their sums relative to the half's first value (so that a
+      // constant half has exactly zero variance).
+      float base[Q + 1][2][L], acc[Q + 1][2][L] = {};
+      for (std::int64_t i = 0; i < N; ++i) {
+        if (!used(i)) continue;
+        int const half = i < h ? 0 : 1;
+        store_t const* src = w_raw + std::size_t(i) * std::size_t(B) * L + std::size_t(c0 - super);
+        float *v0 = val(0, i), *v1 = val(1, i), *v2 = val(2, i), *v3 = val(3, i), *v4 = val(4, i), *v5 = val(5, i);
+        for (int l = 0; l < L; ++l) {
+          double const r = double(src[l]);
+          double const d = r - out.mean;
+          // One key for both lookups: the key of |c| is that of c, or its complement for c < 0.
+          std::uint32_t const k = float_key(float(r - centre));
+          float const z = w.ranks.z_of_key(k);
+          v0[l] = float(d);
+          v1[l] = float(d * d);
+          v2[l] = z;
+          v3[l] = z <= z05 ? 1.f : 0.f;
+          v4[l] = z <= z95 ? 1.f : 0.f;
+          v5[l] = w.folded.z_of_key(k & 0x80000000u ? k : ~k);
+        }
+        float const* v[Q + 1] = {v0, v1, v2, v3, v4, v5};
+        if (i == 0 || i == second)
+          for (int q = 0; q <= Q; ++q)
+            for (int l = 0; l < L; ++l) base[q][half][l] = v[q][l];
+        for (int q = 0; q <= Q; ++q)
+          for (int l = 0; l < L; ++l) acc[q][half][l] += v[q][l] - base[q][half][l];
+      }
+      for (int q = 0; q <= Q; ++q) {
+        for (int half = 0; half < 2; ++half) {
+          std::int64_t const start = half == 0 ? 0 : second;
+          // The centred values go into the FFT buffer, their sum of squares into W.
+          float m[L], ss[L] = {};
+          for (int l = 0; l < L; ++l) m[l] = base[q][half][l] + acc[q][half][l] / float(h);
+          float* dst = start == 0 ? w.re.data() : w.im.data();
+          for (std::int64_t i = 0; i < h; ++i) {
+            float const* v = val(q, start + i);
+            float* o = dst + std::size_t(i) * L;
+            for (int l = 0; l < L; ++l) {
+              o[l] = v[l] - m[l];
+              ss[l] += o[l] * o[l];
+            }
+          }
+          for (int l = 0; l < valid; ++l) sums[q].add(m[l], ss[l]);
+        }
+        if (q == Q) continue;
+        std::fill(w.re.begin() + std::ptrdiff_t(h) * L, w.re.end(), 0.f);
+        std::fill(w.im.begin() + std::ptrdiff_t(h) * L, w.im.end(), 0.f);
+        plan.forward(w.re.data(), w.im.data(), int(h));
+        float* p = w.lane_power.data() + std::size_t(q) * std::size_t(n) * L;
+        for (std::size_t j = 0; j < std::size_t(n) * L; ++j) p[j] += w.re[j] * w.re[j] + w.im[j] * w.im[j];
+      }
+      if (blocks % 16 == 15) flush();
+    }
+    flush();
+
+    // G(t) = Re Σ_f P(f) e^{−2πi f t/n} / n = Σ_halves Σ_i c_i c_{i+t}, with P(f) stored at pos[f].
+    fft_plan<double, 1> inv(n);
+    double const hd = double(h);
+    for (int q = 0; q < Q; ++q) {
+      w.fft_re.assign(std::size_t(n), 0.0);
+      w.fft_im.assign(std::size_t(n), 0.0);
+      for (int f = 0; f < n; ++f) w.fft_re[std::size_t(f)] = w.power[std::size_t(q) * std::size_t(n) + std::size_t(plan.pos[std::size_t(f)])];
+      inv.forward(w.fft_re.data(), w.fft_im.data());
+      double const W = sums[q].within(J, hd), vp = sums[q].var_plus(J, hd);
+      if (!(W > 0) || !std::isfinite(vp)) {
+        ess[q] = nan;
+        continue;
+      }
+      auto rho = [&](std::int64_t t) {
+        double const abar = w.fft_re[std::size_t(inv.pos[std::size_t(t)])] / double(n) / (J * hd);
+        return 1 - (W - abar) / vp;
+      };
+      ess[q] = geyer_ess(rho, h, S);
+    }
+  }
+
+  out.ess_mean = ess[0];
+  out.ess_sq = ess[1];
+  out.ess_bulk = ess[2];
+  out.ess_tail = std::min(ess[3], ess[4]);
+  if (std::isnan(ess[3]) || std::isnan(ess[4])) out.ess_tail = nan;
+  out.mcse_mean = out.sd / std::sqrt(out.ess_mean);
+  auto rh = [&](half_sums const& s) {
+    double const hd = double(h), W = s.within(J, hd);
+    return W > 0 ? s.rhat(J, hd) : nan;
+  };
+  out.rhat_bulk = rh(sums[2]);
+  out.rhat_folded = rh(sums[Q]);
+  out.rhat = std::max(out.rhat_bulk, out.rhat_folded);
+  if (std::isnan(out.rhat_bulk) || std::isnan(out.rhat_folded)) out.rhat = nan;
+  return out;
+}
+
+}  // namespace detail
+
+/// Rank-normalised split-R̂ (max of bulk and folded), bulk and tail ESS, ESS of x and of
+/// (x − x̄)², mean, sd and MCSE of one scalar quantity; `x(c, i)` is draw i of chain c, for
+/// `chains` chains of `draws` draws each. Host only, one thread.
+template <class F>
+convergence diagnose(F const& x, std::int64_t chains, std::int64_t draws) {
+  detail::diagnose_workspace w;
+  return detail::diagnose(x, chains, draws, w);
+}
+
+}  // namespace ember

@@ -1,0 +1,120 @@
+#pragma once
+// Rank normalisation (Vehtari et al. 2021, §4.1) of millions of draws without sorting them.
+//
+// The exact transform is z = Φ⁻¹((r − 3/8)/(S + 1/4)) with r the average rank of a draw among all
+// S pooled draws. Sorting 3·10⁶ draws per dimension costs ~0.1 s, so instead the draws are
+// counted in 2¹⁶ bins keyed by the top 16 bits of their float pattern (sign, exponent and 7
+// mantissa bits: a bin spans 1/128 of a binade, whatever the scale), with the smallest and the
+// largest key seen in each bin. Within a bin, rank is interpolated linearly in the key between
+// the exact ranks of its smallest and largest member, and z linearly between their normal
+// scores. So z is exact for a draw alone in its bin, for ties (a bin with one distinct value gets
+// its exact average rank), and at both ends of every bin; elsewhere a rank is off by at most the
+// bin's count less one (tests compare with exact ranks). Draws are centred first (by a median of
+// a subsample) so that a distribution far from 0 relative to its width still spreads over many
+// bins.
+
+#include <ember/diagnostics/detail/normal_quantile.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+namespace ember::detail {
+
+// Order-preserving map from float to uint32: flip all bits of negatives, the sign bit of the rest.
+inline std::uint32_t float_key(float v) {
+  std::uint32_t b = std::bit_cast<std::uint32_t>(v);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+inline float key_float(std::uint32_t k) {
+  return std::bit_cast<float>((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
+struct rank_normalizer {
+  static constexpr int bins = 1 << 16;
+  struct bin {
+    std::uint32_t count, kmin, kmax, pad;
+  };
+  struct score {
+    float z0, slope;  // z(k) = z0 + slope·(k mod 2¹⁶) for k in this bin: 8 bytes, one load
+  };
+  std::vector<bin> hist;         // one cache access per draw when counting
+  std::vector<score> scores;     // and one when transforming
+  std::vector<double> below;     // draws in bins before b
+  double total = 0;
+
+  void clear() {
+    hist.assign(bins, bin{0, 0xffffffffu, 0, 0});
+    total = 0;
+  }
+
+  void add(float v) {
+    std::uint32_t k = float_key(v);
+    bin& b = hist[k >> 16];
+    ++b.count;
+    b.kmin = k < b.kmin ? k : b.kmin;
+    b.kmax = k > b.kmax ? k : b.kmax;
+  }
+
+  // The histogram of |v| from that of v, without another pass over the draws: float_key(−v) =
+  // ~float_key(v), so the draws of bin b ≥ 2¹⁵ (v ≥ 0) and of its mirror 2¹⁶ − 1 − b (v < 0)
+  // fold into bin b, with the mirror's key range reflected.
+  void fold_from(rank_normalizer const& x) {
+    clear();
+    for (int b = bins / 2; b < bins; ++b) {
+      bin const &p = x.hist[std::size_t(b)], &m = x.hist[std::size_t(bins - 1 - b)];
+      bin& f = hist[std::size_t(b)];
+      f.count = p.count + m.count;
+      if (p.count) f.kmin = p.kmin, f.kmax = p.kmax;
+      if (m.count) f.kmin = std::min(f.kmin, ~m.kmax), f.kmax = std::max(f.kmax, ~m.kmin);
+    }
+  }
+
+  // After all add(): prefix counts and the per-bin normal scores.
+  void finish() {
+    scores.assign(bins, score{0.f, 0.f});
+    below.assign(bins, 0.0);
+    double run = 0;
+    for (int b = 0; b < bins; ++b) {
+      below[std::size_t(b)] = run;
+      run += hist[std::size_t(b)].count;
+    }
+    total = run;
+    double const inv = 1 / (total + 0.25);
+    for (int b = 0; b < bins; ++b) {
+      auto const& h = hist[std::size_t(b)];
+      auto& s = scores[std::size_t(b)];
+      if (h.count == 0) continue;
+      double const lo = below[std::size_t(b)];
+      if (h.count == 1 || h.kmin == h.kmax) {
+        s.z0 = float(normal_quantile((lo + (h.count + 1) * 0.5 - 0.375) * inv));
+      } else {
+        double za = normal_quantile((lo + 1 - 0.375) * inv), zb = normal_quantile((lo + h.count - 0.375) * inv);
+        double const slope = (zb - za) / double(h.kmax - h.kmin);
+        s.slope = float(slope);
+        s.z0 = float(za - slope * double(h.kmin & 0xffffu));  // z at the bin's first key
+      }
+    }
+  }
+
+  float z(float v) const { return z_of_key(float_key(v)); }
+  float z_of_key(std::uint32_t k) const {
+    score const& s = scores[k >> 16];
+    return s.z0 + s.slope * float(k & 0xffffu);
+  }
+
+  // The value at rank fraction p (rank p·S, interpolated as above).
+  float quantile(double p) const {
+    double r = p * total;
+    int b = 0;
+    while (b + 1 < bins && below[std::size_t(b + 1)] < r) ++b;
+    while (hist[std::size_t(b)].count == 0 && b > 0) --b;
+    auto const& hb = hist[std::size_t(b)];
+    double t = hb.count > 1 ? std::min(1.0, std::max(0.0, (r - below[std::size_t(b)] - 1) / double(hb.count - 1))) : 0.0;
+    auto k = std::uint32_t(double(hb.kmin) + t * double(hb.kmax - hb.kmin) + 0.5);
+    return key_float(k);
+  }
+};
+
+}  // namespace ember::detail

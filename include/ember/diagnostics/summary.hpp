@@ -1,0 +1,285 @@
+#pragma once
+/// \file
+/// `summarize(result, options)` and `summary_table<D>`: what `result::summary()` prints.
+///
+/// Per dimension, over the recorded draws of the chains that stayed finite: mean, sd, the
+/// Monte-Carlo standard error of the mean, bulk ESS, tail ESS, the ESS of (x − x̄)², and R̂ (the
+/// larger of the rank-normalised bulk and folded split-R̂); see `diagnostics/convergence.hpp`
+/// for the formulas. Below the table, WARNING lines, each saying what is wrong and what it
+/// means:
+///  - chains diverged: printed first, above the table, because every number in it then describes
+///    the survivors only;
+///  - divergent transitions;
+///  - R̂ > 1.01 (Vehtari et al. 2021's threshold);
+///  - an ESS above the number of draws (antithetic chains: the mean is estimated better than by
+///    independent draws, but the variance and the quantiles are not; the ESS of (x − x̄)² says
+///    by how much);
+///  - bulk or tail ESS below 400 (Vehtari et al.: too few effective draws for R̂ and the
+///    quantiles to be trusted);
+///  - acceptance far from the kernel's target, and chains whose acceptance lies far from the
+///    others', when the caller passes the target and the per-chain rates.
+/// The dimensions are computed in parallel (OpenMP), one thread per dimension at a time.
+///
+/// `summarize` reads only `result`'s public accessors (`samples()`, `chains()`, `kept()`,
+/// `divergent(c)`, `divergent_chains()`, `divergent_transitions()`, `acceptance_rate()`,
+/// `seconds()`, `final_states()`).
+
+#include <ember/diagnostics/convergence.hpp>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+/// What the caller knows and the result does not: the kernel's target acceptance rate (e.g.
+/// 0.574 for MALA, 0.65 for HMC) and, optionally, per-chain acceptance rates.
+struct summary_options {
+  double target_acceptance = std::numeric_limits<double>::quiet_NaN();  ///< NaN: no check
+  double acceptance_band = 0.1;        ///< warn when |acceptance − target| exceeds this
+  std::span<double const> chain_acceptance = {};  ///< one rate per chain (all chains), optional
+  int threads = 0;                     ///< 0: OpenMP's default
+};
+
+/// Per-dimension statistics of a run, printable with `<<`.
+template <int D>
+struct summary_table {
+  struct row {
+    double mean, sd, mcse;  ///< x̄, sd, sd/√ESS(x)
+    double ess;             ///< bulk ESS (rank-normalised)
+    double ess_tail;        ///< min of the ESS of I(x ≤ q₀.₀₅) and I(x ≤ q₀.₉₅)
+    double ess_sq;          ///< ESS of (x − x̄)²
+    double ess_mean;        ///< ESS of x itself (for the MCSE)
+    double rhat;            ///< max(bulk R̂, folded R̂)
+    double rhat_bulk, rhat_folded;
+  };
+  row dims[D];
+  std::int64_t chains = 0, kept = 0, divergent_chains = 0, divergent_transitions = 0;
+  std::int64_t draws = 0;  ///< draws the statistics use: live chains × 2⌊kept/2⌋
+  double acceptance = 0, seconds = 0;
+  double target_acceptance = std::numeric_limits<double>::quiet_NaN(), acceptance_band = 0.1;
+  /// Over live chains, when per-chain acceptance was passed (else NaN).
+  double chain_acceptance_min = std::numeric_limits<double>::quiet_NaN(),
+         chain_acceptance_median = std::numeric_limits<double>::quiet_NaN(),
+         chain_acceptance_max = std::numeric_limits<double>::quiet_NaN();
+  bool from_draws = false;  ///< statistics over recorded draws (else over final states)
+
+  std::int64_t live_chains() const { return chains - divergent_chains; }
+  bool has_statistics() const { return live_chains() >= 1 && (from_draws ? kept >= 4 : live_chains() >= 2); }
+
+  /// The WARNING lines, in the order printed (the divergence one first).
+  std::vector<std::string> warnings() const {
+    std::vector<std::string> w;
+    char b[512];
+    if (divergent_chains > 0) {
+      std::snprintf(b, sizeof b,
+                    "WARNING: %lld of %lld chains diverged (their state became non-finite) and were dropped. "
+                    "Every number below describes the %lld surviving chains only; if the sampler fails in "
+                    "some region, the survivors under-represent that region, so means and quantiles can be biased.",
+                    (long long)divergent_chains, (long long)chains, (long long)live_chains());
+      w.emplace_back(b);
+    }
+    if (divergent_transitions > 0) {
+      std::snprintf(b, sizeof b,
+                    "WARNING: %lld divergent transitions (proposals with a non-finite energy or an energy error "
+                    "above the threshold, rejected): the step size is too large somewhere; reduce it.",
+                    (long long)divergent_transitions);
+      w.emplace_back(b);
+    }
+    if (!has_statistics()) return w;
+    if (from_draws) {
+      int bad_r = 0, worst_r = 0, over = 0, low = 0, worst_low = 0;
+      double min_sq = std::numeric_limits<double>::infinity();
+      for (int d = 0; d < D; ++d) {
+        auto const& r = dims[d];
+        if (!(r.rhat <= 1.01)) {
+          ++bad_r;
+          if (!(dims[worst_r].rhat >= r.rhat)) worst_r = d;
+          if (bad_r == 1) worst_r = d;
+        }
+        if (r.ess > double(draws) || r.ess_mean > double(draws)) {
+          ++over;
+          min_sq = std::min(min_sq, r.ess_sq);
+        }
+        double e = std::min(r.ess, r.ess_tail);
+        if (!(e >= 400)) {
+          if (low == 0 || !(std::min(dims[worst_low].ess, dims[worst_low].ess_tail) <= e)) worst_low = d;
+          ++low;
+        }
+      }
+      if (bad_r) {
+        std::snprintf(b, sizeof b,
+                      "WARNING: R-hat above 1.01 in %d of %d dimensions (largest %.4f, dim %d): the chains do not "
+                      "agree with each other, so they have not converged; run longer or start them better.",
+                      bad_r, D, dims[worst_r].rhat, worst_r);
+        w.emplace_back(b);
+      }
+      if (over) {
+        std::snprintf(b, sizeof b,
+                      "WARNING: ESS above the number of draws (%lld) in %d of %d dimensions: the chains are "
+                      "antithetic, which helps the mean only. Variances and quantiles are estimated from far "
+                      "fewer effective draws: the ESS of (x - mean)^2 there is as low as %.0f.",
+                      (long long)draws, over, D, min_sq);
+        w.emplace_back(b);
+      }
+      if (low) {
+        std::snprintf(b, sizeof b,
+                      "WARNING: bulk or tail ESS below 400 in %d of %d dimensions (lowest %.0f, dim %d): too few "
+                      "effective draws for R-hat and the quantiles to be reliable; run longer.",
+                      low, D, std::min(dims[worst_low].ess, dims[worst_low].ess_tail), worst_low);
+        w.emplace_back(b);
+      }
+    }
+    if (std::isfinite(target_acceptance) && std::abs(acceptance - target_acceptance) > acceptance_band) {
+      std::snprintf(b, sizeof b,
+                    "WARNING: acceptance %.4f is far from the kernel's target %.3f (more than %.2f away): the step "
+                    "size is %s.",
+                    acceptance, target_acceptance, acceptance_band,
+                    acceptance < target_acceptance ? "too large (too many rejections)" : "too small (slow exploration)");
+      w.emplace_back(b);
+    }
+    if (std::isfinite(chain_acceptance_min) &&
+        (chain_acceptance_max - chain_acceptance_min > 2 * acceptance_band ||
+         chain_acceptance_min < 0.5 * chain_acceptance_median)) {
+      std::snprintf(b, sizeof b,
+                    "WARNING: acceptance differs widely between chains (min %.4f, median %.4f, max %.4f): "
+                    "some chains sit in regions where the step size does not suit them, or are stuck.",
+                    chain_acceptance_min, chain_acceptance_median, chain_acceptance_max);
+      w.emplace_back(b);
+    }
+    return w;
+  }
+
+  friend std::ostream& operator<<(std::ostream& os, summary_table const& s) {
+    char line[256];
+    std::snprintf(line, sizeof line, "ember: %lld chains, %lld kept draws each, %.3f s\n", (long long)s.chains,
+                  (long long)s.kept, s.seconds);
+    os << line;
+    auto warnings = s.warnings();
+    std::size_t next = 0;
+    if (s.divergent_chains > 0) os << "  " << warnings[next++] << "\n";
+    if (!s.has_statistics()) {
+      std::snprintf(line, sizeof line, "  too few finite chains or draws for statistics (%lld of %lld chains live)\n",
+                    (long long)s.live_chains(), (long long)s.chains);
+      os << line;
+    } else if (s.from_draws) {
+      std::snprintf(line, sizeof line, "  statistics over %lld recorded draws of %lld non-divergent chains\n",
+                    (long long)s.draws, (long long)s.live_chains());
+      os << line;
+      os << "  dim        mean          sd        MCSE    ESS bulk    ESS tail  ESS (x-m)^2     R-hat\n";
+      for (int d = 0; d < D; ++d) {
+        auto const& r = s.dims[d];
+        std::snprintf(line, sizeof line, "  %3d %11.4f %11.4f %11.4f %11.0f %11.0f %12.0f %9.4f\n", d, r.mean, r.sd,
+                      r.mcse, r.ess, r.ess_tail, r.ess_sq, r.rhat);
+        os << line;
+      }
+    } else {
+      os << "  statistics over final states (record() was not in the pipeline)\n";
+      os << "  dim        mean          sd\n";
+      for (int d = 0; d < D; ++d) {
+        std::snprintf(line, sizeof line, "  %3d %11.4f %11.4f\n", d, s.dims[d].mean, s.dims[d].sd);
+        os << line;
+      }
+    }
+    std::snprintf(line, sizeof line, "  acceptance %.4f", s.acceptance);
+    os << line;
+    if (std::isfinite(s.target_acceptance)) {
+      std::snprintf(line, sizeof line, " (target %.3f)", s.target_acceptance);
+      os << line;
+    }
+    std::snprintf(line, sizeof line, ", divergent chains %lld, divergent transitions %lld\n",
+                  (long long)s.divergent_chains, (long long)s.divergent_transitions);
+    os << line;
+    if (std::isfinite(s.chain_acceptance_min)) {
+      std::snprintf(line, sizeof line, "  acceptance per chain: min %.4f, median %.4f, max %.4f\n",
+                    s.chain_acceptance_min, s.chain_acceptance_median, s.chain_acceptance_max);
+      os << line;
+    }
+    for (; next < warnings.size(); ++next) os << "  " << warnings[next] << "\n";
+    return os;
+  }
+};
+
+/// The summary of a run `r` (a `result<T, D>`), from its public accessors.
+template <class R>
+summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
+  constexpr int D = R::dim;
+  summary_table<D> s;
+  s.chains = r.chains();
+  s.kept = r.kept();
+  s.divergent_chains = r.divergent_chains();
+  s.divergent_transitions = r.divergent_transitions();
+  s.acceptance = r.acceptance_rate();
+  s.seconds = r.seconds();
+  s.target_acceptance = o.target_acceptance;
+  s.acceptance_band = o.acceptance_band;
+  auto const draws = r.samples();
+  s.from_draws = !draws.empty() && r.kept() > 0;
+  std::vector<std::int64_t> live;
+  for (std::int64_t c = 0; c < r.chains(); ++c)
+    if (!r.divergent(c)) live.push_back(c);
+  auto const M = std::int64_t(live.size());
+  bool const all_live = M == r.chains();
+  double const nan = std::numeric_limits<double>::quiet_NaN();
+  for (auto& row : s.dims) row = {nan, nan, nan, nan, nan, nan, nan, nan, nan, nan};
+
+  if (!o.chain_acceptance.empty() && M > 0) {
+    std::vector<double> a;
+    for (auto c : live)
+      if (std::size_t(c) < o.chain_acceptance.size()) a.push_back(o.chain_acceptance[std::size_t(c)]);
+    if (!a.empty()) {
+      std::sort(a.begin(), a.end());
+      s.chain_acceptance_min = a.front();
+      s.chain_acceptance_max = a.back();
+      s.chain_acceptance_median = a.size() % 2 ? a[a.size() / 2] : 0.5 * (a[a.size() / 2 - 1] + a[a.size() / 2]);
+    }
+  }
+
+  if (s.from_draws) {
+    s.draws = M * 2 * (r.kept() / 2);
+    if (M < 1 || r.kept() < 4) return s;
+#ifdef _OPENMP
+    int const threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+#else
+    int const threads = 1;
+#endif
+#pragma omp parallel num_threads(threads)
+    {
+      detail::diagnose_workspace w;
+#pragma omp for schedule(dynamic, 1)
+      for (int d = 0; d < D; ++d) {
+        convergence c;
+        if (all_live)
+          c = detail::diagnose([&](std::int64_t j, std::int64_t k) { return draws(k, j, d); }, M, r.kept(), w);
+        else
+          c = detail::diagnose([&](std::int64_t j, std::int64_t k) { return draws(k, live[std::size_t(j)], d); }, M,
+                               r.kept(), w);
+        s.dims[d] = {c.mean,     c.sd,     c.mcse_mean, c.ess_bulk,  c.ess_tail,
+                     c.ess_sq,   c.ess_mean, c.rhat,    c.rhat_bulk, c.rhat_folded};
+      }
+    }
+  } else if (M >= 2) {
+    auto const fin = r.final_states();
+    for (int d = 0; d < D; ++d) {
+      double m = 0, q = 0;
+      for (auto c : live) m += double(fin[std::size_t(d * r.chains() + c)]);
+      m /= double(M);
+      for (auto c : live) q += std::pow(double(fin[std::size_t(d * r.chains() + c)]) - m, 2);
+      s.dims[d].mean = m;
+      s.dims[d].sd = std::sqrt(q / double(M - 1));
+    }
+  }
+  return s;
+}
+
+}  // namespace ember

@@ -1,0 +1,133 @@
+#pragma once
+/// \file
+/// `save_npz(result, path)`: a run as a NumPy `.npz` archive (io/npz.hpp), laid out for ArviZ.
+///
+/// Arrays (C chains, K kept draws, D dimensions; T the result's scalar type):
+///
+/// | name | shape | dtype | what |
+/// | --- | --- | --- | --- |
+/// | `draws` | (C, K, D) | T | draw k of chain c: `draws[c, k, d] = samples()(k, c, d)`, ArviZ's (chain, draw, *shape) order; only with `record()` |
+/// | `final_states` | (C, D) | T | each chain's last state |
+/// | `divergent` | (C,) | bool | chain went non-finite and was frozen |
+/// | `diverged_at` | (C,) | int64 | the transition at which it did (−1: its start state); −2 where `divergent` is false |
+/// | `chain_acceptance` | (C,) | float64 | only when passed in the options |
+/// | `acceptance_rate`, `seconds` | () | float64 | the run's |
+/// | `divergent_transitions` | () | int64 | |
+/// | `trace_live_chains` | (K,) | int64 | with `track(...)`: chains live at each kept step |
+/// | `trace_mean`, `trace_variance` | (K, D) | float64 | with `track(moments)` |
+/// | `trace_acceptance`, `trace_energy` | (K,) | float64 | with `track(acceptance)`, `track(mean_energy)` |
+/// | `summary_mean`, `summary_sd`, `summary_mcse`, `summary_ess_bulk`, `summary_ess_tail`, `summary_ess_sq`, `summary_ess_mean`, `summary_rhat`, `summary_rhat_bulk`, `summary_rhat_folded` | (D,) | float64 | the columns of `summary()` |
+/// | `summary_draws` | () | int64 | draws the summary used |
+///
+/// Written against `result`'s public accessors only, so any type with them will do.
+
+#include <ember/diagnostics/summary.hpp>
+#include <ember/io/npz.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+/// Writes run `r` to the .npz file `path` (see the table above); `o` is passed to `summarize`,
+/// and its per-chain acceptance, if any, is written too.
+template <class R>
+void save_npz(R const& r, std::string const& path, summary_options const& o = {}) {
+  constexpr int D = R::dim;
+  using T = typename R::value_type;
+  std::size_t const C = std::size_t(r.chains()), K = std::size_t(r.kept()), Dz = D;
+  npz_writer z(path);
+
+  auto const draws = r.samples();
+  if (!draws.empty()) {
+    std::array<std::size_t, 3> shape{C, K, Dz};
+    // Element e of the (C, K, D) array is chain e / (K·D), draw (e / D) % K, dimension e % D.
+    // The writer asks for consecutive ranges; reading chain by chain would stride by C through
+    // memory, so a block of chains is gathered at a time, row by row of the result.
+    std::size_t const per_chain = K * Dz, block = std::max<std::size_t>(1, (std::size_t(1) << 20) / std::max<std::size_t>(per_chain, 1));
+    std::vector<T> gathered;
+    std::size_t gathered_from = std::size_t(-1);
+    z.add_streamed<T>("draws", shape, [&](T* buf, std::size_t first, std::size_t count) {
+      for (std::size_t e = first; e < first + count;) {
+        std::size_t const c = e / per_chain, c0 = c / block * block;
+        if (c0 != gathered_from) {
+          std::size_t const nc = std::min(block, C - c0);
+          gathered.resize(nc * per_chain);
+          for (std::size_t k = 0; k < K; ++k)
+            for (int d = 0; d < D; ++d)
+              for (std::size_t j = 0; j < nc; ++j)
+                gathered[j * per_chain + k * Dz + std::size_t(d)] = draws(std::int64_t(k), std::int64_t(c0 + j), d);
+          gathered_from = c0;
+        }
+        std::size_t const off = e % per_chain, n = std::min(per_chain - off, first + count - e);
+        auto const src = gathered.begin() + std::ptrdiff_t((c - c0) * per_chain + off);
+        std::copy(src, src + std::ptrdiff_t(n), buf + (e - first));
+        e += n;
+      }
+    });
+  }
+
+  auto const fin = r.final_states();
+  std::vector<T> final_cd(C * Dz);
+  for (std::size_t c = 0; c < C; ++c)
+    for (std::size_t d = 0; d < Dz; ++d) final_cd[c * Dz + d] = fin[d * C + c];
+  z.add("final_states", final_cd.data(), std::array<std::size_t, 2>{C, Dz});
+
+  std::vector<std::uint8_t> divergent(C);
+  std::vector<std::int64_t> at(C);
+  for (std::size_t c = 0; c < C; ++c) {
+    divergent[c] = r.divergent(std::int64_t(c)) ? 1 : 0;
+    at[c] = divergent[c] ? std::int64_t(r.diverged_at(std::int64_t(c))) : -2;
+  }
+  z.add_streamed<bool>("divergent", std::array<std::size_t, 1>{C}, [&](bool* buf, std::size_t first, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) buf[i] = divergent[first + i] != 0;
+  });
+  z.add("diverged_at", at.data(), std::array<std::size_t, 1>{C});
+  if (!o.chain_acceptance.empty())
+    z.add("chain_acceptance", o.chain_acceptance.data(), std::array<std::size_t, 1>{o.chain_acceptance.size()});
+  z.add_scalar("acceptance_rate", double(r.acceptance_rate()));
+  z.add_scalar("seconds", double(r.seconds()));
+  z.add_scalar("divergent_transitions", std::int64_t(r.divergent_transitions()));
+
+  auto const& tr = r.trace();
+  if (!tr.live_chains.empty()) {
+    std::vector<std::int64_t> live(tr.live_chains.begin(), tr.live_chains.end());
+    z.add("trace_live_chains", live.data(), std::array<std::size_t, 1>{live.size()});
+  }
+  auto add_moments = [&](std::string const& name, auto const& rows) {
+    if (rows.empty()) return;
+    std::vector<double> v(rows.size() * Dz);
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      for (int d = 0; d < D; ++d) v[k * Dz + std::size_t(d)] = rows[k][d];
+    z.add(name, v.data(), std::array<std::size_t, 2>{rows.size(), Dz});
+  };
+  add_moments("trace_mean", tr.mean);
+  add_moments("trace_variance", tr.variance);
+  if (!tr.acceptance.empty()) z.add("trace_acceptance", tr.acceptance.data(), std::array<std::size_t, 1>{tr.acceptance.size()});
+  if (!tr.energy.empty()) z.add("trace_energy", tr.energy.data(), std::array<std::size_t, 1>{tr.energy.size()});
+
+  auto const s = summarize(r, o);
+  auto column = [&](std::string const& name, auto member) {
+    std::vector<double> v(Dz);
+    for (int d = 0; d < D; ++d) v[std::size_t(d)] = s.dims[d].*member;
+    z.add("summary_" + name, v.data(), std::array<std::size_t, 1>{Dz});
+  };
+  using row = typename summary_table<D>::row;
+  column("mean", &row::mean);
+  column("sd", &row::sd);
+  column("mcse", &row::mcse);
+  column("ess_bulk", &row::ess);
+  column("ess_tail", &row::ess_tail);
+  column("ess_sq", &row::ess_sq);
+  column("ess_mean", &row::ess_mean);
+  column("rhat", &row::rhat);
+  column("rhat_bulk", &row::rhat_bulk);
+  column("rhat_folded", &row::rhat_folded);
+  z.add_scalar("summary_draws", std::int64_t(s.draws));
+  z.close();
+}
+
+}  // namespace ember

@@ -1,0 +1,173 @@
+// summarize()/summary(): the table and its WARNING lines, on a stand-in for result<T, D> that has
+// only the public accessors summarize reads, filled with draws whose diagnostics are known, and
+// on a real run.
+#include "ar1.hpp"
+
+#include <ember/diagnostics/summary.hpp>
+#include <ember/ember.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Draws in ember's layout, data[(k·D + d)·C + c], with per-chain divergence flags.
+template <int D>
+struct fake_result {
+  static constexpr int dim = D;
+  std::int64_t C = 0, K = 0, transitions = 0;
+  std::vector<double> data, fin;
+  std::vector<int> div;
+  double acc = 0.6;
+  struct view {
+    fake_result const* r;
+    double operator()(std::int64_t k, std::int64_t c, int d) const { return r->data[std::size_t((k * D + d) * r->C + c)]; }
+    bool empty() const { return r->data.empty(); }
+  };
+  view samples() const { return {this}; }
+  std::int64_t chains() const { return C; }
+  std::int64_t kept() const { return K; }
+  bool divergent(std::int64_t c) const { return div[std::size_t(c)] != 0; }
+  std::int64_t divergent_chains() const { return std::accumulate(div.begin(), div.end(), std::int64_t(0)); }
+  std::int64_t divergent_transitions() const { return transitions; }
+  double acceptance_rate() const { return acc; }
+  double seconds() const { return 0.5; }
+  std::span<double const> final_states() const { return fin; }
+};
+
+// Dimension d of every chain from its own AR(1) draws (chains × draws from ember_test::ar1).
+template <int D>
+fake_result<D> make(std::vector<ember_test::chains> const& per_dim) {
+  fake_result<D> r;
+  r.C = per_dim[0].M;
+  r.K = per_dim[0].N;
+  r.data.resize(std::size_t(r.C * r.K * D));
+  r.div.assign(std::size_t(r.C), 0);
+  for (int d = 0; d < D; ++d)
+    for (std::int64_t c = 0; c < r.C; ++c)
+      for (std::int64_t k = 0; k < r.K; ++k) r.data[std::size_t((k * D + d) * r.C + c)] = per_dim[std::size_t(d)](c, k);
+  return r;
+}
+
+std::string text(auto const& table) {
+  std::ostringstream os;
+  os << table;
+  return os.str();
+}
+
+bool has(std::string const& s, std::string const& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("summary of agreeing, well-mixed chains prints the table and no warning", "[diagnostics][summary]") {
+  auto r = make<2>({ember_test::ar1(8, 2000, 0.3, 1), ember_test::ar1(8, 2000, 0.0, 2)});
+  auto s = ember::summarize(r);
+  auto out = text(s);
+  INFO(out);
+  CHECK(s.warnings().empty());
+  CHECK(!has(out, "WARNING"));
+  CHECK(has(out, "ESS bulk"));
+  CHECK(s.draws == 8 * 2000);
+  // Each row is diagnose() of that dimension's draws, up to float rounding in the FFT (the two
+  // instantiations may contract a·b + c into FMAs differently): 1e-6 relative is 10 float ulps.
+  auto d0 = ember_test::ar1(8, 2000, 0.3, 1);
+  auto c = ember::diagnose(d0, 8, 2000);
+  CHECK(s.dims[0].mean == Approx(c.mean).epsilon(1e-12));
+  CHECK(s.dims[0].ess == Approx(c.ess_bulk).epsilon(1e-6));
+  CHECK(s.dims[0].ess_tail == Approx(c.ess_tail).epsilon(1e-6));
+  CHECK(s.dims[0].rhat == Approx(c.rhat).epsilon(1e-6));
+}
+
+TEST_CASE("summary warns about antithetic chains, naming the ESS of x^2", "[diagnostics][summary]") {
+  // φ = −0.5: ESS(x) = 3S (> S), ESS(x²) = 0.6S.
+  auto r = make<1>({ember_test::ar1(4, 5000, -0.5, 3)});
+  auto s = ember::summarize(r);
+  auto out = text(s);
+  INFO(out);
+  CHECK(s.dims[0].ess > double(s.draws));
+  CHECK(s.dims[0].ess_sq < double(s.draws));
+  CHECK(has(out, "WARNING: ESS above the number of draws"));
+  char sq[32];
+  std::snprintf(sq, sizeof sq, "%.0f", s.dims[0].ess_sq);
+  CHECK(has(out, std::string("is as low as ") + sq));
+}
+
+TEST_CASE("summary warns when R-hat exceeds 1.01", "[diagnostics][summary]") {
+  // Half the chains shifted by half an sd: R̂ ≈ 1.033 (sd 0.003), see convergence_test.
+  auto r = make<2>({ember_test::ar1(8, 1000, 0.0, 4), ember_test::ar1(8, 1000, 0.0, 11, {0, 0, 0, 0, 0.5, 0.5, 0.5, 0.5})});
+  auto out = text(ember::summarize(r));
+  INFO(out);
+  CHECK(has(out, "WARNING: R-hat above 1.01 in 1 of 2 dimensions"));
+  CHECK(has(out, "dim 1)"));
+}
+
+TEST_CASE("summary says first, before the table, that divergent chains were dropped", "[diagnostics][summary]") {
+  auto r = make<1>({ember_test::ar1(10, 1000, 0.0, 5)});
+  // Divergent chains carry garbage the statistics must not see.
+  for (std::int64_t k = 0; k < r.K; ++k) r.data[std::size_t(k * r.C + 3)] = 1e30, r.data[std::size_t(k * r.C + 7)] = -1e30;
+  r.div[3] = r.div[7] = 1;
+  r.transitions = 12;
+  auto s = ember::summarize(r);
+  auto out = text(s);
+  INFO(out);
+  auto w = s.warnings();
+  REQUIRE(w.size() >= 2);
+  CHECK(has(w[0], "2 of 10 chains diverged"));
+  CHECK(has(w[0], "describes the 8 surviving chains only"));
+  CHECK(has(w[1], "12 divergent transitions"));
+  CHECK(out.find("chains diverged") < out.find("ESS bulk"));
+  CHECK(s.draws == 8 * 1000);
+  CHECK(std::abs(s.dims[0].mean) < 5 * s.dims[0].mcse);  // the garbage was left out
+  CHECK(s.dims[0].rhat < 1.01);
+}
+
+TEST_CASE("summary warns about acceptance far from the target and spread between chains", "[diagnostics][summary]") {
+  auto r = make<1>({ember_test::ar1(4, 1000, 0.0, 6)});
+  r.acc = 0.3;
+  std::vector<double> per_chain{0.31, 0.29, 0.30, 0.02};
+  auto s = ember::summarize(r, {.target_acceptance = 0.574, .chain_acceptance = per_chain});
+  auto out = text(s);
+  INFO(out);
+  CHECK(has(out, "WARNING: acceptance 0.3000 is far from the kernel's target 0.574"));
+  CHECK(has(out, "too large"));
+  CHECK(has(out, "min 0.0200, median 0.2950, max 0.3100"));
+  CHECK(has(out, "WARNING: acceptance differs widely between chains"));
+  // Close to the target and uniform: no acceptance warnings.
+  r.acc = 0.56;
+  std::vector<double> even{0.55, 0.57, 0.56, 0.56};
+  auto quiet = text(ember::summarize(r, {.target_acceptance = 0.574, .chain_acceptance = even}));
+  INFO(quiet);
+  CHECK(!has(quiet, "WARNING"));
+}
+
+TEST_CASE("summary warns about low ESS", "[diagnostics][summary]") {
+  // φ = 0.99 over 2 × 400 draws: ESS ≈ 800/199 ≈ 4.
+  auto r = make<1>({ember_test::ar1(2, 400, 0.99, 7)});
+  auto out = text(ember::summarize(r));
+  INFO(out);
+  CHECK(has(out, "WARNING: bulk or tail ESS below 400"));
+}
+
+TEST_CASE("result::summary() of a real run goes through summarize", "[diagnostics][summary]") {
+  ember::gaussian<double, 3, ember::covariance::isotropic> U(ember::vec<double, 3>{{1.0, -2.0, 0.5}}, 1.5);
+  // Split-R̂ − 1 of agreeing chains is about τ/2h: thinned so that τ ≈ 2 over h = 500, R̂ ≈ 1.002.
+  auto pipe = ember::mala(U, {.step_size = 0.8}) | ember::burn_in(500) | ember::thin(4) | ember::record();
+  auto r = ember::sample(pipe, {.chains = 64, .steps = 4000, .seed = 9});
+  auto s = r.summary({.target_acceptance = 0.574});
+  auto again = ember::summarize(r, {.target_acceptance = 0.574});
+  INFO(text(s));
+  for (int d = 0; d < 3; ++d) {
+    CHECK(s.dims[d].ess == again.dims[d].ess);
+    CHECK(s.dims[d].rhat < 1.01);
+    // The mean within 5 MCSE of the truth, the sd within 5 of its standard errors (√(2/ESS(x²)) relative).
+    CHECK(std::abs(s.dims[d].mean - U.mean[d]) < 5 * s.dims[d].mcse);
+    CHECK(std::abs(s.dims[d].sd / 1.5 - 1) < 5 * std::sqrt(2 / s.dims[d].ess_sq));
+  }
+}
