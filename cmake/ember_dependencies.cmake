@@ -10,10 +10,16 @@ if(NOT EMBER_CCCL_INCLUDE_DIR)
   message(FATAL_ERROR "ember needs Thrust from CUDA's CCCL (looked in /usr/local/cuda/include/cccl); "
                       "set EMBER_CCCL_INCLUDE_DIR to the folder holding thrust/")
 endif()
+# Eigen (host only): factorisations in energies' constructors (gaussian's LLT) and Eigen inputs.
+find_path(EMBER_EIGEN_INCLUDE_DIR Eigen/Cholesky HINTS /usr/include/eigen3 /usr/local/include/eigen3
+          PATH_SUFFIXES eigen3)
+if(NOT EMBER_EIGEN_INCLUDE_DIR)
+  message(FATAL_ERROR "ember needs Eigen 3 (looked in /usr/include/eigen3); set EMBER_EIGEN_INCLUDE_DIR")
+endif()
 if(NOT TARGET ember::deps)
   add_library(ember_deps INTERFACE IMPORTED GLOBAL)
   add_library(ember::deps ALIAS ember_deps)
-  target_include_directories(ember_deps SYSTEM INTERFACE ${EMBER_CCCL_INCLUDE_DIR})
+  target_include_directories(ember_deps SYSTEM INTERFACE ${EMBER_CCCL_INCLUDE_DIR} ${EMBER_EIGEN_INCLUDE_DIR})
   target_compile_definitions(ember_deps INTERFACE
                              $<$<COMPILE_LANGUAGE:CXX>:THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP>)
   target_link_libraries(ember_deps INTERFACE OpenMP::OpenMP_CXX)
