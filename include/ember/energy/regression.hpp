@@ -51,7 +51,7 @@ struct logistic_likelihood {
   static void check(T y, std::int64_t i) {
     if (!(y == T(0) || y == T(1)))
       throw std::invalid_argument("ember::logistic_regression: response " + std::to_string(i) +
-                                  " must be 0 or 1, got " + std::to_string(double(y)));
+                                  " must be 0 or 1, got " + detail::number_g(double(y)));
   }
 };
 
@@ -71,7 +71,7 @@ struct poisson_likelihood {
   static void check(T y, std::int64_t i) {
     if (!(y >= T(0)) || std::floor(double(y)) != double(y))
       throw std::invalid_argument("ember::poisson_regression: response " + std::to_string(i) +
-                                  " must be a non-negative integer count, got " + std::to_string(double(y)));
+                                  " must be a non-negative integer count, got " + detail::number_g(double(y)));
   }
 };
 
