@@ -19,7 +19,12 @@
 #include <stdexcept>
 #include <string>
 
-// Eigen factorises covariances in host-only constructors; it never enters device code.
+// Eigen factorises covariances in host-only constructors; it never enters device code. Under
+// nvcc, Eigen (when ember includes it first) is told so, or it marks itself __host__ __device__
+// and nvcc warns on every defaulted member.
+#if defined(__CUDACC__) && !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_NO_CUDA)
+#define EIGEN_NO_CUDA
+#endif
 #if !defined(__CUDA_ARCH__)
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
