@@ -47,7 +47,7 @@ class dataset {
 
   /// Reads a comma-separated file. A first line with any field that is not a number is a header
   /// (its names go to `names()`); every other line must have the same number of numeric fields.
-  /// Blank lines are skipped.
+  /// Blank lines and lines starting with `#` (comments: source, licence) are skipped.
   static dataset from_csv(std::string const& path) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("ember::dataset::from_csv: cannot open " + path);
@@ -59,7 +59,8 @@ class dataset {
     while (std::getline(in, line)) {
       ++lineno;
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      auto first = line.find_first_not_of(" \t");
+      if (first == std::string::npos || line[first] == '#') continue;
       std::vector<std::string> fields = split(line);
       std::vector<double> nums;
       bool numeric = true;
