@@ -96,7 +96,7 @@ class breast_cancer_logistic {
               0.00094468291, 0.00064921292, 0.0018522129, 0.0029642328, 0.0024638777, 0.0025321367,
               0.0028699636, 0.0013567231, 0.0010780337, 0.0021004656, 0.0023488642, 0.0016088715,
               0.0012942357};
-    m.method = "importance sampling, scripts/reference/breast_cancer.py (importance sampling: 2000000 draws, ESS 612680, max weight share 7.59e-05)";
+    m.method = "importance sampling (2,000,000 draws, ESS 612,680), scripts/reference/breast_cancer.py";
     return m;
   }
 
