@@ -101,35 +101,28 @@ struct constrained_energy {
 
  private:
   // x = f(y), dx/dy, d log J/dy per coordinate; returns log J. The kind is the same for every
-  // chain of a batch, so the switch never branches on a chain's value.
+  // chain of a batch, so these branches never depend on a chain's value.
   template <class S>
   EMBER_HD EMBER_INLINE S transform(vec<S, dim> const& y, vec<S, dim>& x, vec<S, dim>& dxdy, vec<S, dim>& dlogj) const {
     S logj = S(log_width_sum);
     for (int i = 0; i < dim; ++i) {
-      switch (kind[i]) {
-        case bound_kind::free:
-          x[i] = y[i];
-          dxdy[i] = S(T(1));
-          dlogj[i] = S(T(0));
-          break;
-        case bound_kind::lower:
-        case bound_kind::upper: {
-          S e = exp(y[i]);
-          bool up = kind[i] == bound_kind::upper;
-          x[i] = up ? S(hi[i]) - e : S(lo[i]) + e;
-          dxdy[i] = up ? -e : e;
-          dlogj[i] = S(T(1));
-          logj = logj + y[i];
-          break;
-        }
-        case bound_kind::interval: {
-          S s = sigmoid(y[i]), t = sigmoid(-y[i]);  // σ(y) and 1 − σ(y) without cancellation
-          x[i] = S(lo[i]) + S(width[i]) * s;
-          dxdy[i] = S(width[i]) * s * t;
-          dlogj[i] = t - s;
-          logj = logj - softplus(y[i]) - softplus(-y[i]);
-          break;
-        }
+      if (kind[i] == bound_kind::lower || kind[i] == bound_kind::upper) {
+        S e = exp(y[i]);
+        bool up = kind[i] == bound_kind::upper;
+        x[i] = up ? S(hi[i]) - e : S(lo[i]) + e;
+        dxdy[i] = up ? -e : e;
+        dlogj[i] = S(T(1));
+        logj = logj + y[i];
+      } else if (kind[i] == bound_kind::interval) {
+        S s = sigmoid(y[i]), t = sigmoid(-y[i]);  // σ(y) and 1 − σ(y) without cancellation
+        x[i] = S(lo[i]) + S(width[i]) * s;
+        dxdy[i] = S(width[i]) * s * t;
+        dlogj[i] = t - s;
+        logj = logj - softplus(y[i]) - softplus(-y[i]);
+      } else {  // free
+        x[i] = y[i];
+        dxdy[i] = S(T(1));
+        dlogj[i] = S(T(0));
       }
     }
     return logj;
