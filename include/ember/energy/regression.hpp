@@ -30,22 +30,29 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+
+#if !defined(__CUDACC__)
+#include <xsimd/xsimd.hpp>
+#endif
 
 namespace ember {
 
 /// Bernoulli–logit: ℓ(η, y) = softplus(η) − yη, ℓ′ = σ(η) − y, from one exp: with e = e^{−|η|},
 /// softplus(η) = max(η, 0) + log1p(e) and σ(η) = 1/(1 + e) for η ≥ 0, e/(1 + e) otherwise.
 struct logistic_likelihood {
-  template <class T, class S>
-  EMBER_HD EMBER_INLINE S value(S const& eta, T y) const {
-    return max(eta, S(T(0))) + log1p(exp(-abs(eta))) - S(y) * eta;
+  // Y is S's element type (a response broadcast to every chain) or S itself (one response per
+  // lane: the scalar path evaluates 8 rows as one batch).
+  template <class S, class Y>
+  EMBER_HD EMBER_INLINE S value(S const& eta, Y const& y) const {
+    return max(eta, S(0.f)) + log1p(exp(-abs(eta))) - S(y) * eta;
   }
-  template <class T, class S>
-  EMBER_HD EMBER_INLINE S value_and_slope(S const& eta, T y, S& slope) const {
+  template <class S, class Y>
+  EMBER_HD EMBER_INLINE S value_and_slope(S const& eta, Y const& y, S& slope) const {
     S e = exp(-abs(eta));
-    S inv = S(T(1)) / (S(T(1)) + e);
-    slope = select(eta >= S(T(0)), inv, e * inv) - S(y);
-    return max(eta, S(T(0))) + log1p(e) - S(y) * eta;
+    S inv = S(1.f) / (S(1.f) + e);
+    slope = select(eta >= S(0.f), inv, e * inv) - S(y);
+    return max(eta, S(0.f)) + log1p(e) - S(y) * eta;
   }
   template <class T>
   static void check(T y, std::int64_t i) {
@@ -57,12 +64,12 @@ struct logistic_likelihood {
 
 /// Poisson–log: ℓ(η, y) = eᵑ − yη (log y! dropped), ℓ′ = eᵑ − y.
 struct poisson_likelihood {
-  template <class T, class S>
-  EMBER_HD EMBER_INLINE S value(S const& eta, T y) const {
+  template <class S, class Y>
+  EMBER_HD EMBER_INLINE S value(S const& eta, Y const& y) const {
     return exp(eta) - S(y) * eta;
   }
-  template <class T, class S>
-  EMBER_HD EMBER_INLINE S value_and_slope(S const& eta, T y, S& slope) const {
+  template <class S, class Y>
+  EMBER_HD EMBER_INLINE S value_and_slope(S const& eta, Y const& y, S& slope) const {
     S m = exp(eta);
     slope = m - S(y);
     return m - S(y) * eta;
@@ -79,13 +86,13 @@ struct poisson_likelihood {
 template <class T>
 struct gaussian_likelihood {
   T inv_var;
-  template <class S>
-  EMBER_HD EMBER_INLINE S value(S const& eta, T y) const {
+  template <class S, class Y>
+  EMBER_HD EMBER_INLINE S value(S const& eta, Y const& y) const {
     S r = eta - S(y);
     return S(T(0.5) * inv_var) * r * r;
   }
-  template <class S>
-  EMBER_HD EMBER_INLINE S value_and_slope(S const& eta, T y, S& slope) const {
+  template <class S, class Y>
+  EMBER_HD EMBER_INLINE S value_and_slope(S const& eta, Y const& y, S& slope) const {
     S r = eta - S(y);
     slope = S(inv_var) * r;
     return S(T(0.5)) * r * slope;
@@ -133,6 +140,20 @@ struct regression {
   }
 
  private:
+  // Whether rows are batched for the likelihood: host code (not nvcc, which rejects xsimd in
+  // host-device functions), one chain in T itself, and a K-lane batch of T exists.
+  template <class S, int K>
+  static constexpr bool batch_rows() {
+#if defined(__CUDACC__)
+    return false;
+#else
+    if constexpr (K > 1 && std::is_same_v<S, T>)
+      return !std::is_void_v<xsimd::make_sized_batch_t<T, std::size_t(K)>>;
+    else
+      return false;
+#endif
+  }
+
   // η of rows i..i+K−1: βⱼ is read once per K multiply-adds; the row values are broadcast.
   template <int K, class S>
   EMBER_HD EMBER_INLINE void linear(vec<S, D> const& b, std::int64_t i, S (&eta)[K]) const {
@@ -156,10 +177,19 @@ struct regression {
     S eta[K];
     linear<K>(b, i, eta);
     S u = S(T(0));
-    for (int k = 0; k < K; ++k) {
-      S slope;
-      u = u + lik.value_and_slope(eta[k], y.data[i + k], slope);
-      eta[k] = slope;
+    if constexpr (batch_rows<S, K>()) {
+      // One chain in plain float/double on the host: the block's K likelihood terms (exp, log1p,
+      // division) as one K-lane batch instead of K libm calls.
+      using B = xsimd::make_sized_batch_t<T, std::size_t(K)>;
+      B slope, v = lik.value_and_slope(B::load_unaligned(eta), B::load_unaligned(y.data + i), slope);
+      slope.store_unaligned(eta);
+      u = xsimd::hadd(v);
+    } else {
+      for (int k = 0; k < K; ++k) {
+        S slope;
+        u = u + lik.value_and_slope(eta[k], y.data[i + k], slope);
+        eta[k] = slope;
+      }
     }
     T const* r = x.row(i);
     for (int j = 0; j < D; ++j) {
