@@ -23,4 +23,12 @@ if(NOT TARGET ember::deps)
   target_compile_definitions(ember_deps INTERFACE
                              $<$<COMPILE_LANGUAGE:CXX>:THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP>)
   target_link_libraries(ember_deps INTERFACE OpenMP::OpenMP_CXX)
+  # One Eigen configuration in every translation unit. Eigen's vectorisation and alignment follow
+  # -march, and a program whose .cpp files (-march=native) and .cu files (nvcc's host pass, no
+  # -march) instantiate the same Eigen templates differently links a mix of the two (measured: a
+  # crash in backend_cuda_test_nogpu). ember uses Eigen only to factorise once per energy, so
+  # scalar Eigen with malloc's alignment costs nothing that matters. Users who need vectorised
+  # Eigen elsewhere can undefine these, at the price of compiling all their files alike.
+  target_compile_definitions(ember_deps INTERFACE EIGEN_DONT_VECTORIZE EIGEN_MAX_ALIGN_BYTES=16
+                                                  EIGEN_MAX_STATIC_ALIGN_BYTES=16)
 endif()

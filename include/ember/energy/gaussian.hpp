@@ -25,6 +25,19 @@
 #if defined(__CUDACC__) && !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_NO_CUDA)
 #define EIGEN_NO_CUDA
 #endif
+// Eigen must be configured alike in every translation unit of a program: its vectorisation and
+// alignment follow -march, and .cpp files built with -march=native and .cu files without it
+// otherwise link mismatched instances of the same templates. ember's CMake target defines these
+// for every consumer; this is the fallback for builds without it (include ember before Eigen).
+#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_DONT_VECTORIZE)
+#define EIGEN_DONT_VECTORIZE
+#endif
+#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_ALIGN_BYTES)
+#define EIGEN_MAX_ALIGN_BYTES 16
+#endif
+#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_STATIC_ALIGN_BYTES)
+#define EIGEN_MAX_STATIC_ALIGN_BYTES 16
+#endif
 #if !defined(__CUDA_ARCH__)
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
