@@ -1,0 +1,64 @@
+#pragma once
+/// \file
+/// Target `rotated_gaussian`: the ill-conditioned gaussian turned by a dense rotation,
+/// x ~ N(0, Σ) with Σ = Q diag(σ²) Qᵀ, σᵢ² = 10^{−1 + 2i/99} (condition number 100, d = 100),
+/// Q the orthogonal factor of the QR decomposition of a fixed matrix of uniform(−1, 1) entries
+/// (splitmix64 from seed 2026, so every build gets the same Q). Every Σᵢⱼ is non-zero: a
+/// sampler that preconditions coordinate-wise gains nothing. Reference exact: E xᵢ = 0,
+/// E xᵢ² = Σᵢᵢ (computed in double).
+
+#include <ember/core/vec.hpp>
+#include <ember/energy/gaussian.hpp>
+#include <ember/targets/ill_conditioned_gaussian.hpp>
+#include <ember/targets/reference.hpp>
+
+#include <Eigen/Core>
+#include <Eigen/QR>
+
+#include <cstdint>
+
+namespace ember::targets {
+
+template <class T = float>
+struct rotated_gaussian {
+  static constexpr int dim = 100;
+
+  /// Σ = Q diag(σ²) Qᵀ in double.
+  static Eigen::MatrixXd covariance_matrix() {
+    Eigen::MatrixXd A(dim, dim);
+    std::uint64_t s = 2026;
+    for (int i = 0; i < dim; ++i)
+      for (int j = 0; j < dim; ++j) {
+        std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        A(i, j) = -1 + 2 * double(z >> 11) * 0x1p-53;
+      }
+    Eigen::MatrixXd Q = Eigen::HouseholderQR<Eigen::MatrixXd>(A).householderQ();
+    Eigen::VectorXd var(dim);
+    for (int i = 0; i < dim; ++i) var[i] = ill_conditioned_gaussian<T>::variance(i);
+    Eigen::MatrixXd S = Q * var.asDiagonal() * Q.transpose();
+    return 0.5 * (S + S.transpose());  // exactly symmetric
+  }
+  /// U(x) = ½ xᵀΣ⁻¹x (full-covariance gaussian; its precision lives on the heap at d = 100).
+  auto energy() const {
+    return gaussian<T, dim, covariance::full>(Eigen::Matrix<T, Eigen::Dynamic, 1>::Zero(dim),
+                                              covariance_matrix().cast<T>());
+  }
+  template <class S>
+  vec<double, dim> reported(vec<S, dim> const& x) const {
+    vec<double, dim> r;
+    for (int i = 0; i < dim; ++i) r[i] = double(x[i]);
+    return r;
+  }
+  reference_moments<dim> reference() const {
+    reference_moments<dim> m;
+    Eigen::MatrixXd S = covariance_matrix();
+    for (int i = 0; i < dim; ++i) m.second[std::size_t(i)] = S(i, i);
+    m.method = "exact (diagonal of Σ in double)";
+    return m;
+  }
+};
+
+}  // namespace ember::targets
