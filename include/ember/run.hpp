@@ -124,6 +124,7 @@ class run {
         warm_(pipe.kernel, pipe.warmup, opt.chains), kernel_(warm_.frozen()), show_progress_(opt.progress),
         on_progress_(opt.on_progress) {
     validate_start(opt);
+    backend_.check(pipe_);
     storage_ = typename Backend::template storage<P>(backend_, chains_);
     storage_.init(sched_.warmup > 0 ? warm_.kernel_at(0) : kernel_, key_, opt.init);
   }

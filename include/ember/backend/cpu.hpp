@@ -12,6 +12,7 @@
 #include <ember/backend/detail/chain_arrays.hpp>
 #include <ember/backend/detail/host_memory.hpp>
 #include <ember/core/simd.hpp>
+#include <ember/data/check_views.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
@@ -51,6 +52,11 @@ struct cpu {
 
   template <class P>
   class storage;
+  /// Refuses, before any work, a pipeline whose data views point to device memory.
+  template <class P>
+  void check(P const& pipe) const {
+    require_host_views(pipe, "ember::backend::cpu");
+  }
 };
 
 }  // namespace backend

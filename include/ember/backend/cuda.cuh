@@ -21,6 +21,7 @@
 /// free is refused before anything is allocated, with the byte counts.
 
 #include <ember/core/vec.hpp>
+#include <ember/data/check_views.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
@@ -65,6 +66,12 @@ struct cuda {
 
   template <class P>
   class storage;
+  /// Refuses, before any work, a pipeline whose data views point to host memory (copy the
+  /// energy with `ember::to_device(U)`, data/device.cuh).
+  template <class P>
+  void check(P const& pipe) const {
+    require_device_views(pipe, "ember::backend::cuda");
+  }
 };
 
 }  // namespace backend
