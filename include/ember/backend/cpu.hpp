@@ -253,7 +253,9 @@ class backend::cpu::storage {
     if (be.block < 0)
       throw std::invalid_argument("ember::backend::cpu: block must be 0 (automatic) or positive, got " +
                                   std::to_string(be.block));
-    std::int64_t blk = be.block > 0 ? be.block : std::max<std::int64_t>(64, (chains + 8 * nthreads_ - 1) / (8 * nthreads_));
+    // About 8 blocks per thread, but never fewer blocks than threads while there are whole
+    // batches to share: a run of 64 chains on 2 threads is 4 blocks of one batch, not 1 block.
+    std::int64_t blk = be.block > 0 ? be.block : std::max<std::int64_t>(W, (chains + 8 * nthreads_ - 1) / (8 * nthreads_));
     // Whole batches per block, so a batch never straddles two blocks.
     blk_ = (blk + W - 1) / W * W;
     if (!be.simd) blk_ = blk;
