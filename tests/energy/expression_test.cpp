@@ -49,6 +49,17 @@ TEMPLATE_TEST_CASE("energy expressions compose values and gradients", "[energy][
     for (int i = 0; i < D; ++i) m += std::pow(double(x[i]) * x[i] + double(b.b) * b.b, 2);
     CHECK(std::abs(double(U.value(x)) - double(V.value(x))) <= 10 * eps * 2.5 * double(b.barrier_height) * m);
   }
+  SECTION("c * (c' * U) and (c' * U) / T fold into one scaled node") {
+    auto U = T(4) * (T(0.5) * b);
+    auto V = (T(0.5) * b) / 8;
+    static_assert(std::is_same_v<decltype(U), ember::scaled_energy<ember::double_well<T, D>>>);
+    static_assert(std::is_same_v<decltype(V), ember::scaled_energy<ember::double_well<T, D>>>);
+    CHECK(U.c == T(2));  // 4 · 0.5 and 0.5 / 8, exact in binary
+    CHECK(V.c == T(0.0625));
+    ember_test::check_gradient_on_box(U, 20, -1.5, 1.5, {2 * 72, 1});
+    auto x = ember_test::test_point<T, D>(4, -1.5, 1.5);
+    CHECK(near(U.value(x), 2 * double(b.value(x)), 10));
+  }
   SECTION("U / T is U scaled by 1/T") {
     auto U = c / 4;
     ember_test::check_gradient_on_box(U, 20, -1.5, 1.5, {3600 / 4.0, 1e4 / 4});
