@@ -8,6 +8,5 @@ flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-po
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DEMBER_ENABLE_CUDA=OFF -DEMBER_BUILD_EXAMPLES=OFF \
   -DEMBER_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 cmake --build build-asan -j2
-# detect_leaks=0: OpenMP's runtime keeps its thread pool alive to exit, which LeakSanitizer reports.
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2 "$@"
