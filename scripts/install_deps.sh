@@ -3,7 +3,8 @@
 # Debian packages of its dependencies. The CUDA toolkit (nvcc, CCCL) is expected at
 # /usr/local/cuda; only its headers (Thrust) are needed for the CPU backend.
 set -euo pipefail
-pkgs=(g++ cmake make libboost-dev libeigen3-dev catch2 librandom123-dev libxsimd-dev)
+# clang and libomp-dev: CI also builds and tests with clang (.ci/run).
+pkgs=(g++ cmake make libboost-dev libeigen3-dev catch2 librandom123-dev libxsimd-dev clang libomp-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,9 +1,9 @@
 // Tests of backend::cuda (ember/backend/cuda.cuh). The sampler checks are one body each
-// (backend_checks.hpp), instantiated here for backend::cuda and in cuda_test_cpu.cpp for
+// (generic/sampler_checks.hpp), instantiated here for backend::cuda and in cuda_test_cpu.cpp for
 // backend::cpu; the comparisons run the same pipelines on both. Tests tagged [nogpu] run everywhere; the
 // others need a device, and the binary's main (support/cuda_catch_main.cpp) skips them with
 // ctest's code 77 when there is none.
-#include "backend/backend_checks.hpp"
+#include "generic/sampler_checks.hpp"
 
 #include <ember/backend/cuda.cuh>
 
@@ -16,7 +16,8 @@
 #include <vector>
 
 namespace {
-using namespace backend_checks;
+using namespace ember_test;
+constexpr int D = p1_dim;
 
 bool have_gpu() {
   int n = 0;

@@ -1,12 +1,16 @@
 #pragma once
 // Statistical checks of the samplers, written once over the backend type and instantiated per
-// backend: tests/kernel/*_test.cpp with backend::cpu{}, a .cu test with backend::cuda{}.
+// backend (Kokkos-style): tests/kernel/*_test.cpp and backend/cuda_test_cpu.cpp with
+// backend::cpu{}, backend/cuda_*.cu with backend::cuda{}. One framework: the z bound, the exact
+// finite-step law of ULA on a Gaussian and the z-scores of means and variances are defined once.
 //
-// Every check uses ONE draw per chain (the final state), so the draws are independent and the
+// Checks of final states use ONE draw per chain, so the draws are independent and the
 // Monte-Carlo standard errors are exact: SE(mean) = σ/√n, SE(variance) = σ²√(2/(n−1)) for a
 // Gaussian coordinate, and for other statistics the sample variance of the statistic's terms
-// over n. A check passes when |z| < 5: with the ~20–40 z-scores of one check that is a false
-// failure rate below 1e-5 per run (and the seeds are fixed, so a run is reproducible).
+// over n. Checks through track(moments) use the same formulas at each kept step (over chains,
+// which are independent). A check passes when |z| < 5: P(|z| > 5) = 5.7·10⁻⁷ per z-score, so with
+// the ≤ 80 z-scores of one check a false failure is rarer than 5·10⁻⁵ per run (and the seeds are
+// fixed, so a run is reproducible).
 //
 // Only host code here: the sampled code is the library's, built from plain energies and kernels.
 #include <ember/ember.hpp>
@@ -20,7 +24,24 @@
 
 namespace ember_test {
 
+using namespace ember;
+
 inline constexpr double z_bound = 5;
+
+// z-scores of a sample mean and a sample variance of n independent Gaussian draws of variance v.
+inline double z_mean(double got, double mean, double v, double n) { return (got - mean) / std::sqrt(v / n); }
+inline double z_variance(double got, double v, double n) { return (got - v) / (v * std::sqrt(2 / (n - 1))); }
+
+// ULA on a Gaussian coordinate of mean μ and variance σ² from x₀ ~ N(0, 1) has a Gaussian law
+// at every step n. With a = 1 − η/σ²: x_{n+1} − μ = a (x_n − μ) + √(2η) ξ, so
+//   mean_n = μ(1 − aⁿ),   var_n = a^{2n} + 2η (1 − a^{2n}) / (1 − a²).
+struct gaussian_law {
+  double mean, var;
+};
+inline gaussian_law ula_law(double mu, double sigma2, double eta, int n) {
+  double a = 1 - eta / sigma2, a2n = std::pow(a * a, n);
+  return {mu * (1 - std::pow(a, n)), a2n + 2 * eta * (1 - a2n) / (1 - a * a)};
+}
 
 // Mean, variance and covariances over chains of the final states.
 template <class R>
@@ -62,8 +83,8 @@ void check_gaussian_moments(R const& r, std::array<double, D> const& mu,
   double n = double(r.chains());
   for (int d = 0; d < D; ++d) {
     double s2 = sigma[d][d];
-    double zm = (m.mean(d) - mu[d]) / std::sqrt(s2 / n);
-    double zv = (m.cov(d, d) - s2) / (s2 * std::sqrt(2 / (n - 1)));
+    double zm = z_mean(m.mean(d), mu[d], s2, n);
+    double zv = z_variance(m.cov(d, d), s2, n);
     INFO("dimension " << d << ": mean " << m.mean(d) << " (truth " << mu[d] << ", z = " << zm << "), variance "
                       << m.cov(d, d) << " (truth " << s2 << ", z = " << zv << ")");
     CHECK(std::abs(zm) < z_bound);
@@ -78,10 +99,8 @@ void check_gaussian_moments(R const& r, std::array<double, D> const& mu,
   }
 }
 
-// ULA on a diagonal Gaussian from x₀ ~ N(0, I) (the default start) has a Gaussian law at every
-// step n. Per dimension, with a = 1 − η/σ²:
-//   x_{n+1} − μ = a (x_n − μ) + √(2η) ξ  ⇒  mean_n = μ(1 − aⁿ),
-//   var_n = a^{2n} + 2η (1 − a^{2n}) / (1 − a²).
+// ULA on a diagonal Gaussian from x₀ ~ N(0, I) (the default start) follows `ula_law` per
+// dimension; checked on the final states after 1, 5 and 40 steps.
 template <class Backend>
 void check_ula_exact_law(Backend const& backend) {
   constexpr int D = 3;
@@ -95,9 +114,9 @@ void check_ula_exact_law(Backend const& backend) {
     std::array<double, D> mean{};
     std::array<std::array<double, D>, D> cov{};
     for (int d = 0; d < D; ++d) {
-      double a = 1 - eta / (sd[d] * sd[d]), an = std::pow(a, n);
-      mean[d] = mu[d] * (1 - an);
-      cov[d][d] = an * an + 2 * eta * (1 - an * an) / (1 - a * a);
+      auto law = ula_law(mu[d], sd[d] * sd[d], eta, n);
+      mean[d] = law.mean;
+      cov[d][d] = law.var;
     }
     INFO("after " << n << " ULA steps");
     // Coordinates are independent: covariances 0, with standard error √(σ_dd σ_ee / n).
@@ -215,5 +234,86 @@ void check_hmc_double_well(Backend const& backend) {
                          {.chains = 20'000, .steps = 1, .seed = 10, .init = starts}, backend);
   check_double_well_moments(r);
 }
+
+// P1 of docs/performance.md: mean linspace(−1, 1, 10), Σ = diag(linspace(0.5, 1.5, 10)), given
+// as a dense covariance. The GPU-vs-CPU comparisons (backend/cuda_test.cu) run on it.
+inline constexpr int p1_dim = 10;
+inline gaussian<float, p1_dim> p1_energy() {
+  constexpr int D = p1_dim;
+  vec<float, D> mu;
+  std::array<std::array<float, D>, D> cov{};
+  for (int i = 0; i < D; ++i) {
+    mu[i] = -1.f + 2.f * float(i) / float(D - 1);
+    cov[i][i] = 0.5f + float(i) / float(D - 1);
+  }
+  return gaussian<float, D>(mu, cov);
+}
+inline double p1_mean(int i) { return -1.0 + 2.0 * i / (p1_dim - 1); }
+inline double p1_var(int i) { return 0.5 + double(i) / (p1_dim - 1); }
+
+// ULA on the P1 Gaussian from x₀ ~ N(0, I) follows `ula_law` at every kept step, checked through
+// track(moments) over 200,000 chains.
+template <class Backend>
+void ula_follows_exact_law(Backend const& backend) {
+  auto const U = p1_energy();
+  float const eta = 0.1f;
+  std::int64_t const C = 200'000, steps = 40;
+  auto res = sample(ula(U, {.step_size = eta}) | thin(10) | track(moments), {.chains = C, .steps = steps, .seed = 7},
+                    backend);
+  REQUIRE(res.trace().mean.size() == 4);
+  for (std::size_t k = 0; k < 4; ++k) {
+    int n = int(10 * (k + 1));
+    REQUIRE(res.trace().live_chains[k] == C);
+    for (int i = 0; i < p1_dim; ++i) {
+      auto law = ula_law(p1_mean(i), p1_var(i), double(eta), n);
+      INFO("kept step " << k << ", dimension " << i);
+      CHECK(std::abs(z_mean(res.trace().mean[k][i], law.mean, law.var, double(C))) < z_bound);
+      CHECK(std::abs(z_variance(res.trace().variance[k][i], law.var, double(C))) < z_bound);
+    }
+  }
+}
+
+// MALA started in the target law (init = exact draws) keeps the target's moments at every kept step.
+template <class Backend>
+void mala_leaves_gaussian_invariant(Backend const& backend) {
+  auto const U = p1_energy();
+  std::int64_t const C = 100'000;
+  std::vector<vec<float, p1_dim>> x0(C);
+  for (std::int64_t c = 0; c < C; ++c) {
+    auto z = default_start<float, p1_dim>(99, std::uint32_t(c));
+    for (int i = 0; i < p1_dim; ++i) x0[c][i] = float(p1_mean(i) + std::sqrt(p1_var(i)) * z[i]);
+  }
+  auto res = sample(mala(U, {.step_size = 0.2f}) | thin(25) | track(moments, acceptance),
+                    {.chains = C, .steps = 100, .seed = 11, .init = x0}, backend);
+  REQUIRE(res.trace().mean.size() == 4);
+  CHECK(res.acceptance_rate() > 0.5);
+  CHECK(res.divergent_chains() == 0);
+  for (std::size_t k = 0; k < 4; ++k)
+    for (int i = 0; i < p1_dim; ++i) {
+      INFO("kept step " << k << ", dimension " << i);
+      CHECK(std::abs(z_mean(res.trace().mean[k][i], p1_mean(i), p1_var(i), double(C))) < z_bound);
+      CHECK(std::abs(z_variance(res.trace().variance[k][i], p1_var(i), double(C))) < z_bound);
+    }
+}
+
+// The pipelines the GPU-vs-CPU comparisons run; defined once so both backends run the same ones.
+inline auto compare_ula_pipe() {
+  return ula(p1_energy(), {.step_size = 0.1f}) | burn_in(20) | thin(3) | record() | track(moments, mean_energy);
+}
+inline auto compare_mala_pipe() { return mala(p1_energy(), {.step_size = 0.3f}) | record() | track(acceptance); }
+inline auto diverging_pipe() { return ula(p1_energy(), {.step_size = 3.0f}) | record() | track(moments); }
+inline sample_options<float, p1_dim> const compare_ula_opt{.chains = 3000, .steps = 60, .seed = 1234};
+inline sample_options<float, p1_dim> const compare_mala_opt{.chains = 2000, .steps = 50, .seed = 5};
+inline sample_options<float, p1_dim> const diverging_opt{.chains = 500, .steps = 400, .seed = 3};
+
+using ula_result = result<float, p1_dim>;
+using mala_result = result<float, p1_dim>;
+using diverging_result = result<float, p1_dim>;
+
+// The CPU side of the comparisons, compiled by the host compiler (backend/cuda_test_cpu.cpp): nvcc
+// cannot instantiate backend::cpu's SIMD path (vector types in __host__ __device__ functions).
+ula_result cpu_compare_ula();
+mala_result cpu_compare_mala();
+diverging_result cpu_diverging();
 
 }  // namespace ember_test

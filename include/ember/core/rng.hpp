@@ -86,58 +86,62 @@ EMBER_HD EMBER_INLINE philox_block<typename rng_traits<S>::u32> philox4x32(
   return {{c0, c1, c2, c3}};
 }
 
-/// sin 2πu and cos 2πu for u in [0, 1], in single precision, without a general argument
-/// reduction: q = ⌊4u + ½⌋ picks the quadrant, θ = 2π(u − q/4) ∈ [−π/4, π/4] is exact to
-/// rounding, and Taylor polynomials of degree 9 (sin) and 8 (cos) give θ's sine and cosine to
-/// 2·10⁻⁸; the quadrant then swaps and negates. Checked against double precision on all 2²⁴
-/// uniforms ember draws (tests/core/box_muller_test.cpp): error below 1.2·10⁻⁷ absolute.
-/// Branch-free and the same code for one chain, a SIMD batch and a GPU thread.
+/// sin 2πu and cos 2πu for u in [0, 1], without a general argument reduction: q = ⌊4u + ½⌋
+/// picks the quadrant, θ = 2π(u − q/4) ∈ [−π/4, π/4] (u − q/4 is exact), Taylor polynomials give
+/// θ's sine and cosine, and the quadrant then swaps and negates. Float: degrees 9 (sin) and 8
+/// (cos), truncation below 2·10⁻⁸; double: degrees 17 and 16, truncation below 10⁻¹⁷. Every
+/// a·b + c is an explicit `fmadd`, so one chain, a SIMD batch and a GPU thread give the same bits
+/// whatever the compiler contracts. Checked against `std::sin`/`std::cos` in long double
+/// (tests/core/box_muller_test.cpp): float within 1.2·10⁻⁷ absolute on all 2²⁴ float uniforms,
+/// double within 2.5·10⁻¹⁶ on 2²⁴ uniforms and the quadrant edges. Branch-free.
 template <class S>
 EMBER_HD EMBER_INLINE void sincos_2pi(S u, S& s, S& c) {
   using T = element_t<S>;
-  S q = floor(S(T(4)) * u + S(T(0.5)));
-  S t = S(two_pi<T>) * (u - S(T(0.25)) * q);
+  S q = floor(fmadd(S(T(4)), u, S(T(0.5))));
+  S t = S(two_pi<T>) * fmadd(q, S(T(-0.25)), u);
   S t2 = t * t;
-  S st = t * (S(T(1)) + t2 * (S(T(-1.0 / 6)) + t2 * (S(T(1.0 / 120)) + t2 * (S(T(-1.0 / 5040)) + t2 * S(T(1.0 / 362880))))));
-  S ct = S(T(1)) + t2 * (S(T(-0.5)) + t2 * (S(T(1.0 / 24)) + t2 * (S(T(-1.0 / 720)) + t2 * S(T(1.0 / 40320)))));
+  S ps, pc;  // sin θ = θ + θ³·ps(θ²), cos θ = 1 + θ²·pc(θ²)
+  if constexpr (sizeof(T) == 4) {
+    ps = fmadd(fmadd(fmadd(S(T(1.0 / 362880)), t2, S(T(-1.0 / 5040))), t2, S(T(1.0 / 120))), t2, S(T(-1.0 / 6)));
+    pc = fmadd(fmadd(fmadd(S(T(1.0 / 40320)), t2, S(T(-1.0 / 720))), t2, S(T(1.0 / 24))), t2, S(T(-0.5)));
+  } else {
+    // 1/n! for odd n from 17 down to 3 (sin) and even n from 16 down to 2 (cos).
+    constexpr double fs[] = {1.0 / 355687428096000, -1.0 / 1307674368000, 1.0 / 6227020800, -1.0 / 39916800,
+                             1.0 / 362880,          -1.0 / 5040,          1.0 / 120,         -1.0 / 6};
+    constexpr double fc[] = {1.0 / 20922789888000, -1.0 / 87178291200, 1.0 / 479001600, -1.0 / 3628800,
+                             1.0 / 40320,          -1.0 / 720,         1.0 / 24,         -0.5};
+    ps = S(T(fs[0]));
+    pc = S(T(fc[0]));
+    for (int i = 1; i < 8; ++i) {
+      ps = fmadd(ps, t2, S(T(fs[i])));
+      pc = fmadd(pc, t2, S(T(fc[i])));
+    }
+  }
+  S st = fmadd(t * t2, ps, t);
+  S ct = fmadd(t2, pc, S(T(1)));
   auto odd = (q == S(T(1))) || (q == S(T(3)));
   auto neg_sin = (q > S(T(1.5))) && (q < S(T(3.5)));
   auto neg_cos = (q > S(T(0.5))) && (q < S(T(2.5)));
   S sw = select(odd, ct, st);
   S cw = select(odd, st, ct);
-  s = select(neg_sin, -sw, sw);
-  c = select(neg_cos, -cw, cw);
+  // 0 − x rather than −x: xsimd negates by subtraction, so sin π comes out +0 on both paths.
+  s = select(neg_sin, S(T(0)) - sw, sw);
+  c = select(neg_cos, S(T(0)) - cw, cw);
 }
 
 /// Box–Muller: two uniforms in (0, 1] to two independent standard normals,
-/// r·cos(2πu₂) and r·sin(2πu₂) with r = √(−2 ln u₁). In single precision the angle goes through
-/// `sincos_2pi` (identical on every backend and much cheaper than a general sin/cos); double
-/// precision uses the library sin/cos.
+/// r·cos(2πu₂) and r·sin(2πu₂) with r = √(−2 ln u₁). Every function in it is ember's own
+/// (`log_positive`, `sincos_2pi`) or correctly rounded by IEEE-754 (`sqrt`, ×), so a chain draws
+/// the same normals bit for bit on one chain, in a SIMD batch and on a GPU thread, in float and
+/// in double (tests/core/box_muller_test.cpp checks the first two).
 template <class S>
 EMBER_HD EMBER_INLINE void box_muller(S u1, S u2, S& z0, S& z1) {
   using T = element_t<S>;
-  S r = sqrt(S(T(-2)) * log(u1));
-  if constexpr (std::is_same_v<T, float>) {
-    S s, c;
-    sincos_2pi(u2, s, c);
-    z0 = r * c;
-    z1 = r * s;
-  } else {
-#if defined(__CUDA_ARCH__)
-    // On the device, sincospi(2u₂): no large-argument reduction (whose local array costs every
-    // kernel a stack frame) and one call for both.
-    if constexpr (std::is_same_v<S, double>) {
-      S s, c;
-      sincospi(2.0 * u2, &s, &c);
-      z0 = r * c;
-      z1 = r * s;
-      return;
-    }
-#endif
-    S a = S(two_pi<T>) * u2;
-    z0 = r * cos(a);
-    z1 = r * sin(a);
-  }
+  S r = sqrt(S(T(-2)) * log_positive(u1));
+  S s, c;
+  sincos_2pi(u2, s, c);
+  z0 = r * c;
+  z1 = r * s;
 }
 
 /// The random numbers of one chain (or one SIMD batch of chains) at one step.

@@ -49,6 +49,56 @@ EMBER_INLINE B lane_index() {
   return B::load_aligned(idx.data());
 }
 
+/// A batch's bit pattern as a batch of signed integers of the same width, for `log_positive`.
+template <class T, class A>
+struct bits_traits<xsimd::batch<T, A>> {
+  using S = xsimd::batch<T, A>;
+  using int_type = xsimd::batch<std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>, A>;
+  static EMBER_INLINE int_type to_bits(S x) { return xsimd::bitwise_cast<int_type>(x); }
+  static EMBER_INLINE S from_bits(int_type i) { return xsimd::bitwise_cast<S>(i); }
+  static EMBER_INLINE S to_float(int_type i) { return xsimd::to_float(i); }
+};
+
+/// a·b + c on batches with one rounding where the target has FMA (the same bits as the scalar
+/// `fmadd` on each lane): the FMA intrinsics directly, since xsimd 8's `fma` on AVX-512 is the
+/// generic x·y + z, left to the compiler's contraction.
+template <class T, class A>
+struct fma_traits<xsimd::batch<T, A>> {
+  using S = xsimd::batch<T, A>;
+  static EMBER_INLINE S fmadd(S const& a, S const& b, S const& c) {
+#if defined(__AVX512F__)
+    if constexpr (detail::has_arch<A, xsimd::avx512f>) {
+      if constexpr (sizeof(T) == 4) return _mm512_fmadd_ps(a, b, c);
+      else return _mm512_fmadd_pd(a, b, c);
+    } else
+#endif
+#if defined(__FMA__)
+    if constexpr (detail::has_arch<A, xsimd::avx>) {
+      if constexpr (sizeof(T) == 4) return _mm256_fmadd_ps(a, b, c);
+      else return _mm256_fmadd_pd(a, b, c);
+    } else if constexpr (detail::has_arch<A, xsimd::sse2>) {
+      if constexpr (sizeof(T) == 4) return _mm_fmadd_ps(a, b, c);
+      else return _mm_fmadd_pd(a, b, c);
+    } else
+#endif
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+    {
+      // Any other target with FMA: lane by lane, so the bits still equal the scalar path's.
+      alignas(64) T x[S::size], y[S::size], z[S::size];
+      a.store_aligned(x);
+      b.store_aligned(y);
+      c.store_aligned(z);
+      for (std::size_t i = 0; i < S::size; ++i) x[i] = fma_traits<T>::fmadd(x[i], y[i], z[i]);
+      return S::load_aligned(x);
+    }
+#else
+    {
+      return a * b + c;  // no FMA instruction: a multiply and an add, like the scalar path
+    }
+#endif
+  }
+};
+
 /// float batches: one chain per 32-bit lane. Philox's 32×32→64 multiply uses the even/odd
 /// `mul_epu32` trick on x86 (two multiplies and two blends per 16 lanes); other targets fall
 /// back to a lane loop.
