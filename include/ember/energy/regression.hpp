@@ -177,6 +177,7 @@ struct regression {
     S eta[K];
     linear<K>(b, i, eta);
     S u = S(T(0));
+#if !defined(__CUDACC__)  // xsimd is not included under nvcc, even in a discarded branch
     if constexpr (batch_rows<S, K>()) {
       // One chain in plain float/double on the host: the block's K likelihood terms (exp, log1p,
       // division) as one K-lane batch instead of K libm calls.
@@ -184,7 +185,9 @@ struct regression {
       B slope, v = lik.value_and_slope(B::load_unaligned(eta), B::load_unaligned(y.data + i), slope);
       slope.store_unaligned(eta);
       u = xsimd::hadd(v);
-    } else {
+    } else
+#endif
+    {
       for (int k = 0; k < K; ++k) {
         S slope;
         u = u + lik.value_and_slope(eta[k], y.data[i + k], slope);
