@@ -253,11 +253,11 @@ struct splitting {
       constexpr flow k = kind<J>;
       if constexpr (k == flow::drift) {
         S const c = S(T(weight<J>) * h * inv_mass);
-        for (int i = 0; i < D; ++i) s.x[i] = s.x[i] + c * p[i];
+        for (int i = 0; i < D; ++i) s.x[i] = fmadd(c, p[i], s.x[i]);
       } else if constexpr (k == flow::kick) {
         if constexpr (Stale) s.energy = U.value_and_grad(s.x, s.grad);
-        S const c = S(T(weight<J>) * h);
-        for (int i = 0; i < D; ++i) p[i] = p[i] - c * s.grad[i];
+        S const c = S(-(T(weight<J>) * h));
+        for (int i = 0; i < D; ++i) p[i] = fmadd(c, s.grad[i], p[i]);
       } else {
         constexpr int n = noise_index(J);
         vec<S, D> const xi = noise(std::integral_constant<int, n>{});
