@@ -12,8 +12,6 @@
 /// draws or the moments), flagged by `divergent(c)` and left out of `summary()` and `trace()`.
 
 #include <ember/core/vec.hpp>
-#include <ember/diagnostics/ess.hpp>
-#include <ember/diagnostics/rhat.hpp>
 #include <ember/diagnostics/summary.hpp>
 
 #include <algorithm>

@@ -68,10 +68,7 @@ template <class T, int D>
 std::uint64_t stream_key(std::uint64_t seed, std::span<vec<T, D> const> init) {
   if (init.empty()) return seed;
   // FNV-1a over the bytes of every start state, then mixed with the seed.
-  std::uint64_t h = 0xCBF29CE484222325ull;
-  auto const* p = reinterpret_cast<unsigned char const*>(init.data());
-  for (std::size_t i = 0; i < init.size_bytes(); ++i) h = (h ^ p[i]) * 0x100000001B3ull;
-  return mix64(seed ^ mix64(h ^ 0x656D6265725F696Eull));
+  return mix64(seed ^ mix64(fnv1a(init.data(), init.size_bytes()) ^ 0x656D6265725F696Eull));
 }
 
 // The type name of P as the compiler spells it: a checkpoint's pipeline fingerprint.
@@ -82,11 +79,6 @@ constexpr std::string_view type_name() {
 #else
   return __FUNCSIG__;
 #endif
-}
-inline std::uint64_t fnv1a(void const* data, std::size_t n, std::uint64_t h = 0xCBF29CE484222325ull) {
-  auto const* p = static_cast<unsigned char const*>(data);
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
-  return h;
 }
 
 // The default progress line on stderr, rewritten in place.

@@ -3,6 +3,8 @@
 #include <ember/data/check_views.hpp>
 #include <ember/data/dataset.hpp>
 #include <ember/data/for_each_view.hpp>
+
+#include "support/message_of.hpp"
 #include <ember/energy/gaussian.hpp>
 #include <ember/energy/regression.hpp>
 #include <ember/kernel/mala.hpp>
@@ -14,6 +16,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+using ember_test::message_of;
 
 namespace {
 
@@ -38,15 +42,6 @@ void write_npy(std::string const& path, char const* descr, bool fortran, std::st
   f.write(reinterpret_cast<char const*>(len), 2);
   f << h;
   f.write(reinterpret_cast<char const*>(v.data()), std::streamsize(v.size() * sizeof(U)));
-}
-
-std::string message_of(auto&& f) {
-  try {
-    f();
-  } catch (std::exception const& e) {
-    return e.what();
-  }
-  return "no exception";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <ember/ember.hpp>
 
 #include "energy/gradient_check.hpp"
+#include "support/message_of.hpp"
 
 #include <Eigen/Core>
 
@@ -12,18 +13,9 @@
 #include <type_traits>
 
 using ember::vec;
+using ember_test::message_of;
 
 namespace {
-
-template <class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (std::invalid_argument const& e) {
-    return e.what();
-  }
-  return "no exception";
-}
 
 // Σᵢⱼ = ρ^{|i−j|} (AR(1)): eigenvalues in [(1−ρ)/(1+ρ), (1+ρ)/(1−ρ)].
 template <class M>
@@ -60,9 +52,9 @@ TEST_CASE("gaussian checks the sizes of dynamic Eigen inputs at run time", "[ene
   Eigen::VectorXd mu = Eigen::VectorXd::Zero(4);
   Eigen::MatrixXd cov = Eigen::MatrixXd::Identity(4, 4);
   CHECK_NOTHROW(ember::gaussian<double, 4>(mu, cov));
-  CHECK_THAT(message_of([&] { ember::gaussian<double, 3>(mu, Eigen::MatrixXd::Identity(3, 3)); }),
+  CHECK_THAT(message_of<std::invalid_argument>([&] { ember::gaussian<double, 3>(mu, Eigen::MatrixXd::Identity(3, 3)); }),
              Catch::Contains("ember::gaussian<T, 3>: the mean has 4 entries"));
-  CHECK_THAT(message_of([&] { ember::gaussian<double, 4>(mu, Eigen::MatrixXd::Identity(4, 3)); }),
+  CHECK_THAT(message_of<std::invalid_argument>([&] { ember::gaussian<double, 4>(mu, Eigen::MatrixXd::Identity(4, 3)); }),
              Catch::Contains("the covariance is 4 x 3"));
 }
 
@@ -80,11 +72,11 @@ TEST_CASE("a badly scaled SPD covariance is accepted and a singular one is refus
   // Rank one: the second pivot is zero up to rounding.
   Eigen::Matrix2d r;
   r << 1, 1, 1, 1;
-  CHECK_THAT(message_of([&] { ember::gaussian<double, 2>(Eigen::Vector2d::Zero(), r); }),
+  CHECK_THAT(message_of<std::invalid_argument>([&] { ember::gaussian<double, 2>(Eigen::Vector2d::Zero(), r); }),
              Catch::Contains("not positive definite (Cholesky pivot 1 is 0)"));
   Eigen::Matrix2d n;
   n << 1e-9, 0, 0, -2.5e-9;
-  CHECK_THAT(message_of([&] { ember::gaussian<double, 2>(Eigen::Vector2d::Zero(), n); }),
+  CHECK_THAT(message_of<std::invalid_argument>([&] { ember::gaussian<double, 2>(Eigen::Vector2d::Zero(), n); }),
              Catch::Contains("(Cholesky pivot 1 is -2.5e-09)"));
 }
 

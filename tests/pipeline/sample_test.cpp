@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/message_of.hpp"
+
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include <vector>
 
 using ember::vec;
+using ember_test::message_of;
 
 namespace {
 
@@ -36,17 +39,6 @@ bool same_bits(R const& a, R const& b) {
   return sa.size() == sb.size() && fa.size() == fb.size() &&
          std::memcmp(sa.data(), sb.data(), sa.size() * sizeof(float)) == 0 &&
          std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(float)) == 0;
-}
-
-// The message of the exception `f` throws (of type E), or a note that it threw nothing.
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (E const& e) {
-    return e.what();
-  }
-  return "no exception of the expected type";
 }
 
 }  // namespace

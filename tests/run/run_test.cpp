@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/message_of.hpp"
+
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include <vector>
 
 using ember::vec;
+using ember_test::message_of;
 
 namespace {
 
@@ -39,16 +42,6 @@ bool same_bits(R const& a, R const& b) {
          a.divergent_transitions() == b.divergent_transitions() && a.adapted().step_size == b.adapted().step_size &&
          a.adapted().metric_scale == b.adapted().metric_scale &&
          a.adapted().trajectory_length == b.adapted().trajectory_length;
-}
-
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (E const& e) {
-    return e.what();
-  }
-  return "no exception of the expected type";
 }
 
 // The pipeline in one piece against the same pipeline advanced in uneven pieces.
@@ -162,7 +155,7 @@ TEST_CASE("bad checkpoints are refused with a sentence naming the mismatch", "[r
     std::string out = b;
     if (fix_checksum) {
       out.resize(out.size() - 8);
-      std::uint64_t h = ember::detail::checksum(out.data(), out.size());
+      std::uint64_t h = ember::detail::fnv1a(out.data(), out.size());
       out.append(reinterpret_cast<char const*>(&h), 8);
     }
     std::ofstream f(path, std::ios::binary | std::ios::trunc);

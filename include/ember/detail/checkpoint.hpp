@@ -66,16 +66,18 @@ struct byte_reader {
   }
 };
 
-inline std::uint64_t checksum(char const* p, std::size_t n) {
-  std::uint64_t h = 0xCBF29CE484222325ull;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 0x100000001B3ull;
+/// FNV-1a over n bytes, continuing from h: the checkpoint's checksum, its pipeline fingerprint,
+/// and the hash of `.init` states in a run's stream key.
+inline std::uint64_t fnv1a(void const* data, std::size_t n, std::uint64_t h = 0xCBF29CE484222325ull) {
+  auto const* p = static_cast<unsigned char const*>(data);
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
   return h;
 }
 
 // Writes `bytes` plus their checksum to path.tmp, then renames it over `path`, so a crash while
 // saving never leaves a half-written checkpoint under the real name.
 inline void write_file_atomically(std::string const& path, std::string bytes) {
-  std::uint64_t const h = checksum(bytes.data(), bytes.size());
+  std::uint64_t const h = fnv1a(bytes.data(), bytes.size());
   bytes.append(reinterpret_cast<char const*>(&h), sizeof h);
   std::string const tmp = path + ".tmp";
   {
@@ -98,7 +100,7 @@ inline std::string read_checked_file(std::string const& path) {
   std::uint64_t stored;
   std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
   bytes.resize(bytes.size() - sizeof stored);
-  if (checksum(bytes.data(), bytes.size()) != stored)
+  if (fnv1a(bytes.data(), bytes.size()) != stored)
     throw std::runtime_error("ember::run::load: " + path + " is corrupt or truncated (its checksum does not match)");
   return bytes;
 }
