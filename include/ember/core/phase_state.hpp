@@ -42,6 +42,17 @@ EMBER_HD EMBER_INLINE phase_state<S, D> make_phase_state(E const& U, vec<S, D> c
 /// (user + j for the j-th O operator, fewer than 15).
 inline constexpr purpose initial_momentum = purpose(std::uint32_t(purpose::user) + 15);
 
+/// The state at x with p ~ N(0, m I) drawn from `rng` (purpose `initial_momentum`): a chain
+/// started at x ~ π is then at the stationary law π(x) N(p; 0, m) from its first transition.
+/// The `init(x, rng)` of every phase-space kernel.
+template <class E, class S, int D>
+EMBER_HD EMBER_INLINE phase_state<S, D> draw_phase_state(E const& U, vec<S, D> const& x, element_t<S> sqrt_mass,
+                                                         chain_rng<S> const& rng) {
+  vec<S, D> p = rng.template normal<D>(initial_momentum);
+  for (int i = 0; i < D; ++i) p[i] = S(sqrt_mass) * p[i];
+  return make_phase_state(U, x, p);
+}
+
 /// |p|² / 2m, the kinetic energy of momentum p under scalar mass m, given ½m⁻¹.
 template <class S, int D>
 EMBER_HD EMBER_INLINE S kinetic_energy(vec<S, D> const& p, element_t<S> half_inv_mass) {

@@ -78,13 +78,10 @@ struct underdamped_langevin_kernel {
   EMBER_HD phase_state<S, dim> init(vec<S, dim> const& x) const {
     return make_phase_state(energy, x, filled<S, dim>(0));
   }
-  /// The state at x with p ~ N(0, m I) (what a run uses): a chain started at x ~ π is then at the
-  /// stationary law π(x) N(p; 0, m) from its first transition.
+  /// The state at x with p ~ N(0, m I) (what a run uses; see `draw_phase_state`).
   template <class S>
   EMBER_HD phase_state<S, dim> init(vec<S, dim> const& x, chain_rng<S> const& rng) const {
-    vec<S, dim> p = rng.template normal<dim>(initial_momentum);
-    for (int i = 0; i < dim; ++i) p[i] = S(sqrt_mass) * p[i];
-    return make_phase_state(energy, x, p);
+    return draw_phase_state(energy, x, sqrt_mass, rng);
   }
 
   /// One step of the splitting. Divergent where the new energy is not finite.
