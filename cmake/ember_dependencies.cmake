@@ -1,6 +1,21 @@
 # ember's dependencies as one INTERFACE target, ember::deps; shared by the build tree and by the
 # installed package (emberConfig.cmake includes this file).
 include_guard(GLOBAL)
+# Instruction set. ember's fused loops are templates instantiated in the user's own translation
+# units, so their SIMD width is whatever those units are compiled for: with no flags g++ targets
+# SSE2 (batches of 4 floats) and a run is 3-4x slower than it could be. So every C++ unit that
+# links ember::ember is compiled for the machine that builds it unless the user says otherwise:
+# set EMBER_ARCH_FLAGS (before find_package(ember) or add_subdirectory, or with -D) to other
+# flags, e.g. "-march=x86-64-v3" for a binary that must run on other machines, or to "" to
+# choose flags yourself. Why this and not runtime dispatch: docs/design.md, "Instruction sets".
+# .cu units are left alone: nvcc's host pass gets no -march, as before.
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  set(ember_arch_default "-march=native")
+else()
+  set(ember_arch_default "")
+endif()
+set(EMBER_ARCH_FLAGS "${ember_arch_default}" CACHE STRING
+    "Target flags for every C++ unit that uses ember (default -march=native; empty for none)")
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 # Thrust (OMP system) from CUDA's CCCL; g++ needs only the headers.
 find_path(EMBER_CCCL_INCLUDE_DIR thrust/version.h
@@ -23,6 +38,10 @@ if(NOT TARGET ember::deps)
   target_compile_definitions(ember_deps INTERFACE
                              $<$<COMPILE_LANGUAGE:CXX>:THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP>)
   target_link_libraries(ember_deps INTERFACE OpenMP::OpenMP_CXX)
+  if(EMBER_ARCH_FLAGS)
+    separate_arguments(ember_arch_list UNIX_COMMAND "${EMBER_ARCH_FLAGS}")
+    target_compile_options(ember_deps INTERFACE "$<$<COMPILE_LANGUAGE:CXX>:${ember_arch_list}>")
+  endif()
   # One Eigen configuration in every translation unit. Eigen's vectorisation and alignment follow
   # -march, and a program whose .cpp files (-march=native) and .cu files (nvcc's host pass, no
   # -march) instantiate the same Eigen templates differently links a mix of the two (measured: a

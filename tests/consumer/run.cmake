@@ -1,21 +1,29 @@
-# ctest driver: install ember from the build tree into a scratch prefix, then configure, build and
-# run tests/consumer against it. Arguments: -DBUILD_DIR, -DSOURCE_DIR, -DWORK_DIR.
+# ctest driver for tests/consumer. Arguments: -DMODE (package | subdirectory), -DBUILD_DIR,
+# -DSOURCE_DIR, -DWORK_DIR, -DCXX (the compiler ember's own build uses, so a clang build tests
+# a clang consumer). package: install ember from the build tree into a scratch prefix and
+# find_package it; subdirectory: add_subdirectory the source tree. Then build and run main.cpp.
 file(REMOVE_RECURSE ${WORK_DIR})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
+set(config_args -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX} -DEMBER_CONSUMER_MODE=${MODE})
+if(MODE STREQUAL "package")
+  execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
+                  RESULT_VARIABLE r)
+  if(r)
+    message(FATAL_ERROR "install failed")
+  endif()
+  list(APPEND config_args -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+else()
+  list(APPEND config_args -DEMBER_SOURCE_DIR=${SOURCE_DIR})
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build ${config_args}
                 RESULT_VARIABLE r)
 if(r)
-  message(FATAL_ERROR "install failed")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build
-                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release RESULT_VARIABLE r)
-if(r)
-  message(FATAL_ERROR "configuring the consumer with find_package(ember) failed")
+  message(FATAL_ERROR "configuring the consumer (${MODE}) failed")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE r)
 if(r)
-  message(FATAL_ERROR "building the consumer failed")
+  message(FATAL_ERROR "building the consumer (${MODE}, -Wall -Wextra -Werror) failed")
 endif()
 execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE r)
 if(r)
-  message(FATAL_ERROR "the consumer ran but failed its check")
+  message(FATAL_ERROR "the consumer (${MODE}) ran but failed its check")
 endif()

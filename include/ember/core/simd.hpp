@@ -12,7 +12,7 @@
 #include <ember/core/math.hpp>
 #include <ember/core/rng.hpp>
 
-#include <xsimd/xsimd.hpp>
+#include <ember/detail/xsimd.hpp>
 
 #include <array>
 #include <cstddef>

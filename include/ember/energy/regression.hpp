@@ -33,7 +33,7 @@
 #include <type_traits>
 
 #if !defined(__CUDACC__)
-#include <xsimd/xsimd.hpp>
+#include <ember/detail/xsimd.hpp>
 #endif
 
 namespace ember {

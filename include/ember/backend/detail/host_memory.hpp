@@ -13,10 +13,15 @@ namespace ember::detail {
 
 // 12345678 → "12,345,678"; any size, no integer conversion (values can exceed 2⁶⁴).
 inline std::string with_commas(long double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0Lf", v);
-  std::string s = buf;
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(std::size_t(i), ",");
+  char digits[64];
+  int n = std::snprintf(digits, sizeof digits, "%.0Lf", v);
+  if (n < 0 || n >= int(sizeof digits)) return digits;
+  std::string s;  // appended digit by digit (GCC 12 warns falsely on string::insert, -Wrestrict)
+  s.reserve(std::size_t(n + n / 3));
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) s.push_back(',');
+    s.push_back(digits[i]);
+  }
   return s;
 }
 

@@ -1,0 +1,17 @@
+#pragma once
+/// \file
+/// xsimd, included once for all of ember. GCC 12's AVX-512 intrinsics headers initialise their
+/// "undefined" vectors from themselves (`__m512i __Y = __Y;`, GCC bug 105593, fixed in GCC 13),
+/// and after inlining every translation unit that uses a 512-bit batch got dozens of
+/// -Wuninitialized warnings located in those headers. The pragmas cover only the lines of the
+/// headers included here, so a user's own uninitialised variables are still reported.
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <xsimd/xsimd.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
