@@ -223,6 +223,8 @@ TEST_CASE("bad input is rejected with a clear exception before any work", "[pipe
     auto bad = k;
     bad.step_size = -1;
     CHECK_THAT(message_of<IA>([&] { ember::sample(bad, {.chains = 1, .steps = 1}); }), Contains("step size"));
+    // Small numbers in messages read as themselves, not 0.000000.
+    CHECK_THAT(message_of<IA>([&] { ember::ula(U, {.step_size = -1e-9}); }), Contains("got -1e-09"));
   }
   SECTION("start states") {
     std::vector<vec<float, 2>> init(3, vec<float, 2>{{0.f, 0.f}});

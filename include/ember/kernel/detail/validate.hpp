@@ -1,6 +1,8 @@
 #pragma once
 // Host-side checks of kernel parameters, run when a kernel is built and again by sample().
 
+#include <ember/energy/detail/check.hpp>
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -13,7 +15,7 @@ inline void require_step_size(double eta, char const* who) {
                                 "(give .step_size, or adapt it with | warmup(n, step_size()))");
   if (!(eta > 0) || !std::isfinite(eta))
     throw std::invalid_argument(std::string(who) + ": the step size must be positive and finite, got " +
-                                std::to_string(eta));
+                                number_g(eta));
 }
 
 }  // namespace ember::detail
