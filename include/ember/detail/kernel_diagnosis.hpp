@@ -54,17 +54,17 @@ constexpr bool kernel_state_diagnosis() {
                   "(custom_energy<D>(f) differentiates a generic callable)");
   } else if constexpr (!has_step_for<K, T>) {
     static_assert(always_false<K>,
-                  "ember: not a transition kernel: its step() has the wrong signature; it must be callable as "
+                  "ember: not a transition kernel: its step() has the wrong signature: it must be callable as "
                   "step(state, rng) with state what init returns and rng a chain_rng<S> const&, and return "
                   "step_info<S>");
   } else if constexpr (!has_init_for<K, B>) {
     static_assert(always_false<K>,
-                  "ember: not a transition kernel: its init() takes only value_type; make it a template on the "
-                  "scalar type S, which is a SIMD batch of chains on the CPU");
+                  "ember: not a transition kernel: its init() takes only value_type, but on the CPU a run calls it "
+                  "with a SIMD batch of chains: make it a template on the scalar type S");
   } else if constexpr (!has_step_for<K, B>) {
     static_assert(always_false<K>,
-                  "ember: not a transition kernel: its step() takes only value_type; make it a template on the "
-                  "scalar type S, which is a SIMD batch of chains on the CPU");
+                  "ember: not a transition kernel: its step() takes only value_type, but on the CPU a run calls it "
+                  "with a SIMD batch of chains: make it a template on the scalar type S");
   } else {
     return true;
   }
