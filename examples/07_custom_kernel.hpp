@@ -38,6 +38,10 @@ struct rwm_kernel {
     if (!(step_size > 0) || !std::isfinite(step_size))
       throw std::invalid_argument("rwm: the step size must be positive and finite");
   }
+
+  // Optional: what `| warmup(n, step_size())` needs to tune σ (Roberts, Gelman & Gilks 1997).
+  static constexpr double target_acceptance = 0.234;
+  rwm_kernel with_step_size(double sigma) const { return {energy, value_type(sigma)}; }
 };
 
 // U(x) = |x₀| + |x₁|, a Laplace law (mean 0, variance 2, E|xᵢ| = 1): not differentiable at 0,

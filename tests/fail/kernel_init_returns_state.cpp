@@ -7,6 +7,7 @@ struct init_returns_position {
   using value_type = float;
   static constexpr int dim = 2;
   energy_type energy;
+  float step_size = 1;
   template <class S>
   ember::vec<S, dim> init(ember::vec<S, dim> const& x) const {
     return x;

@@ -13,6 +13,7 @@ struct state_without_slots {
   using value_type = float;
   static constexpr int dim = 2;
   energy_type energy;
+  float step_size = 1;
   template <class S>
   my_state<S> init(ember::vec<S, dim> const& x) const {
     return {x, energy.value(x)};

@@ -7,6 +7,7 @@ struct float_only_step {
   using value_type = float;
   static constexpr int dim = 2;
   energy_type energy;
+  float step_size = 1;
   template <class S>
   ember::position_state<S, dim> init(ember::vec<S, dim> const& x) const {
     return ember::make_position_state(energy, x);

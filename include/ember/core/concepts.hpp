@@ -73,6 +73,8 @@ concept kernel_types_match = requires {
 } && std::same_as<typename K::value_type, typename K::energy_type::value_type> && (K::dim == K::energy_type::dim);
 template <class K>
 concept has_validate = requires(K const& k) { k.validate(); };
+template <class K>
+concept has_step_size = requires(K const& k) { double(k.step_size); };
 // Whether K has a member named step at all (a function, a template or anything else): looking
 // the name up in a class derived from K and from one with its own step is ambiguous exactly then.
 struct step_name_probe {
@@ -103,7 +105,8 @@ concept has_step_for = requires(K const& k, kernel_state_t<K, S>& s, chain_rng<S
 }  // namespace detail
 
 /// A transition kernel in the init + step style (docs/custom_kernels.md): types `energy_type`
-/// (an `Energy`), `value_type` and `dim` (the energy's); `init(x)` builds a state following the
+/// (an `Energy`), `value_type` and `dim` (the energy's); a `step_size` (the scale a warm-up
+/// tunes, reported by a run and saved in checkpoints); `init(x)` builds a state following the
 /// state protocol (`ChainState`: `chain_state`, `position_state`, or a kernel's own struct with
 /// more slots, such as `phase_state`); `step(state, rng)` advances it in place by one transition
 /// and returns a `step_info`; `validate()` throws `std::invalid_argument` for bad parameters.
@@ -113,7 +116,7 @@ concept has_step_for = requires(K const& k, kernel_state_t<K, S>& s, chain_rng<S
 template <class K>
 concept TransitionKernel =
     detail::has_energy_type<K> && Energy<typename K::energy_type> && detail::kernel_types_match<K> &&
-    detail::has_validate<K> && detail::has_init_for<K, typename K::value_type> &&
+    detail::has_validate<K> && detail::has_step_size<K> && detail::has_init_for<K, typename K::value_type> &&
     ChainState<detail::kernel_state_t<K, typename K::value_type>, typename K::value_type, K::dim> &&
     detail::state_type_fits<detail::kernel_state_t<K, typename K::value_type>, typename K::value_type, K::dim> &&
     (!detail::has_grad<detail::kernel_state_t<K, typename K::value_type>> ||

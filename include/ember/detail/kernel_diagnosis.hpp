@@ -71,11 +71,15 @@ constexpr bool kernel_state_diagnosis() {
   return false;
 }
 
-// The members: validate, step and init (whose result the checks above need).
+// The members: validate, step_size, step and init (whose result the checks above need).
 template <class K>
 constexpr bool kernel_member_diagnosis() {
   if constexpr (!has_validate<K>) {
     static_assert(always_false<K>, "ember: not a transition kernel: it has no validate() member");
+  } else if constexpr (!has_step_size<K>) {
+    static_assert(always_false<K>,
+                  "ember: not a transition kernel: it has no step_size member (its scale, which a run reports and "
+                  "a warm-up tunes)");
   } else if constexpr (!has_step_member<K>) {
     static_assert(always_false<K>, "ember: not a transition kernel: it has no step() member");
   } else if constexpr (!has_init_for<K, typename K::value_type>) {
