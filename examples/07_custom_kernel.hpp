@@ -1,6 +1,6 @@
 // 07_custom_kernel.hpp: random-walk Metropolis written outside the library, as a user would
 // (docs/custom_kernels.md explains each member). It calls only the energy's value, so any energy
-// with `value(x)` will do, with or without a gradient. 07_custom_kernel.cpp runs it; the tests
+// with value(x) will do, with or without a gradient. 07_custom_kernel.cpp runs it; the tests
 // (tests/kernel/custom_kernel_test.cpp) check its moments. Below it, an energy with value only.
 #pragma once
 #include <ember/ember.hpp>
@@ -39,13 +39,13 @@ struct rwm_kernel {
       throw std::invalid_argument("rwm: the step size must be positive and finite");
   }
 
-  // Optional: what `| warmup(n, step_size())` needs to tune σ (Roberts, Gelman & Gilks 1997).
+  // Optional: what "| warmup(n, step_size())" needs to tune σ (Roberts, Gelman & Gilks 1997).
   static constexpr double target_acceptance = 0.234;
   rwm_kernel with_step_size(double sigma) const { return {energy, value_type(sigma)}; }
 };
 
 // U(x) = |x₀| + |x₁|, a Laplace law (mean 0, variance 2, E|xᵢ| = 1): not differentiable at 0,
-// and written with `value` only, so mala or hmc would refuse it; rwm_kernel takes it.
+// and written with value only, so mala or hmc would refuse it; rwm_kernel takes it.
 struct laplace_energy {
   using value_type = float;
   static constexpr int dim = 2;
