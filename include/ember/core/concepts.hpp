@@ -117,8 +117,8 @@ template <class K>
 concept TransitionKernel =
     detail::has_energy_type<K> && Energy<typename K::energy_type> && detail::kernel_types_match<K> &&
     detail::has_validate<K> && detail::has_step_size<K> && detail::has_init_for<K, typename K::value_type> &&
-    ChainState<detail::kernel_state_t<K, typename K::value_type>, typename K::value_type, K::dim> &&
     detail::state_type_fits<detail::kernel_state_t<K, typename K::value_type>, typename K::value_type, K::dim> &&
+    ChainState<detail::kernel_state_t<K, typename K::value_type>, typename K::value_type, K::dim> &&
     (!detail::has_grad<detail::kernel_state_t<K, typename K::value_type>> ||
      DifferentiableEnergy<typename K::energy_type>) &&
     detail::has_step_for<K, typename K::value_type>;
