@@ -10,6 +10,7 @@
 #include <ember/core/halton.hpp>
 #include <ember/core/math.hpp>
 #include <ember/core/phase_state.hpp>
+#include <ember/core/position_state.hpp>
 #include <ember/core/rng.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/adapt/warmup.hpp>

@@ -446,10 +446,13 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
 struct start_fn {
   template <class P, class Backend = backend::cpu>
   auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend = {}) const {
-    static_assert(detail::is_pipeline<P>::value || TransitionKernel<P>,
-                  "ember::start needs a transition kernel (ula, mala, hmc, ...) or a pipeline built from one with |");
-    auto pipe = as_pipeline(p);
-    return run<decltype(pipe), Backend>(pipe, opt, backend);
+    if constexpr (!detail::is_pipeline<P>::value && !detail::has_energy_type<P>) {
+      static_assert(detail::always_false<P>,
+                    "ember::start needs a transition kernel (ula, mala, hmc, ...) or a pipeline built from one with |");
+    } else if constexpr (detail::pipeline_or_kernel<P>()) {
+      auto pipe = as_pipeline(p);
+      return run<decltype(pipe), Backend>(pipe, opt, backend);
+    }
   }
 };
 /// `start(pipeline, {.chains, .seed, .init}, backend)`: a run at transition 0 (`.steps` is not

@@ -15,16 +15,19 @@ namespace ember {
 struct sample_fn {
   template <class P, class Backend = backend::cpu>
   auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend = {}) const {
-    static_assert(detail::is_pipeline<P>::value || TransitionKernel<P>,
-                  "ember::sample needs a transition kernel (ula, mala, hmc, ...) or a pipeline "
-                  "built from one with |");
-    if (opt.steps < 0)
-      throw std::invalid_argument("ember::sample: the number of steps must be non-negative, got " +
-                                  std::to_string(opt.steps));
-    auto r = start(p, opt, backend);
-    auto const& s = r.schedule();
-    r.advance(detail::checked_add(s.keep_from(), opt.steps, "warm-up and burn-in plus steps"));
-    return std::move(r).result();
+    if constexpr (!detail::is_pipeline<P>::value && !detail::has_energy_type<P>) {
+      static_assert(detail::always_false<P>,
+                    "ember::sample needs a transition kernel (ula, mala, hmc, ...) or a pipeline "
+                    "built from one with |");
+    } else if constexpr (detail::pipeline_or_kernel<P>()) {
+      if (opt.steps < 0)
+        throw std::invalid_argument("ember::sample: the number of steps must be non-negative, got " +
+                                    std::to_string(opt.steps));
+      auto r = start(p, opt, backend);
+      auto const& s = r.schedule();
+      r.advance(detail::checked_add(s.keep_from(), opt.steps, "warm-up and burn-in plus steps"));
+      return std::move(r).result();
+    }
   }
 };
 

@@ -8,6 +8,7 @@
 /// one with a diagonal or dense metric here, so the pipeline's kernel type is the tuned one.
 
 #include <ember/core/concepts.hpp>
+#include <ember/detail/kernel_diagnosis.hpp>
 #include <ember/kernel/metric.hpp>
 #include <ember/pipeline/stages.hpp>
 
@@ -151,6 +152,14 @@ template <class... Tags>
 struct is_stage<track_stage<Tags...>> : std::true_type {};
 template <class... A>
 struct is_stage<warmup_stage<A...>> : std::true_type {};
+// True for a pipeline or a transition kernel; for anything else one static_assert says why.
+template <class P>
+constexpr bool pipeline_or_kernel() {
+  if constexpr (is_pipeline<P>::value)
+    return true;
+  else
+    return kernel_diagnosis<P>();
+}
 }  // namespace detail
 
 /// A kernel or a pipeline, as `sample` and `start` accept it.
@@ -162,11 +171,12 @@ constexpr auto as_pipeline(P const& p) {
     return pipeline<P, no_warmup>{p, {}};
 }
 
-/// `kernel | stage` and `pipeline | stage`.
+/// `kernel | stage` and `pipeline | stage`. Anything else on the left is told in one sentence
+/// why it is not a transition kernel (detail/kernel_diagnosis.hpp).
 template <class P, class Stage>
-  requires(detail::is_stage<Stage>::value && (detail::is_pipeline<P>::value || TransitionKernel<P>))
+  requires(detail::is_stage<Stage>::value)
 constexpr auto operator|(P const& p, Stage const& s) {
-  return detail::append(as_pipeline(p), s);
+  if constexpr (detail::pipeline_or_kernel<P>()) return detail::append(as_pipeline(p), s);
 }
 
 }  // namespace ember

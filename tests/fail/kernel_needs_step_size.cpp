@@ -1,0 +1,21 @@
+// Must not compile: a kernel without step_size (which a run reports and a warm-up tunes), and
+// ember names the missing member.
+#include "use_kernel.hpp"
+
+struct no_step_size {
+  using energy_type = ember::harmonic<float, 2>;
+  using value_type = float;
+  static constexpr int dim = 2;
+  energy_type energy;
+  template <class S>
+  ember::position_state<S, dim> init(ember::vec<S, dim> const& x) const {
+    return ember::make_position_state(energy, x);
+  }
+  template <class S>
+  ember::step_info<S> step(ember::position_state<S, dim>& s, ember::chain_rng<S> const&) const {
+    return {S(1), !ember::is_finite(s.energy), S(1)};
+  }
+  void validate() const {}
+};
+
+int main() { use_kernel(no_step_size{}); }
