@@ -2,6 +2,7 @@
 #include <ember/energy/gaussian_mixture.hpp>
 
 #include "energy/gradient_check.hpp"
+#include "support/message_of.hpp"
 
 #include <array>
 #include <cmath>
@@ -83,4 +84,22 @@ TEST_CASE("gaussian_mixture rejects non-positive weights and scales", "[energy][
                   std::invalid_argument);
   CHECK_THROWS_AS((ember::gaussian_mixture<double, 1, 2>({1.0, 1.0}, {V{{0}}, V{{1}}}, {1.0, -1.0})),
                   std::invalid_argument);
+}
+
+TEST_CASE("gaussian_mixture refuses a non-finite mean and a sigma whose 1/sigma^2 leaves float",
+          "[energy][gaussian_mixture]") {
+  using ember_test::message_of;
+  using V = vec<float, 2>;
+  float const nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(message_of([&] { ember::gaussian_mixture<float, 2, 2>({1.f, 1.f}, {V{}, V{{0.f, nan}}}, {1.f, 1.f}); }) ==
+        "ember::gaussian_mixture: mean[1][1] must be finite, got nan");
+  CHECK_THAT(message_of([&] { ember::gaussian_mixture<float, 2, 2>({1.f, 1.f}, {V{}, V{}}, {1.f, 1e-30f}); }),
+             Catch::StartsWith("ember::gaussian_mixture: sigma[1][0] = 1e-30 gives 1/sigma[1][0]^2 = 1e+60, which "
+                               "overflows float"));
+  CHECK_THAT(message_of([&] {
+               ember::gaussian_mixture<float, 2, 2>({1.f, 1.f}, {V{}, V{}}, ember::covariance::diagonal{},
+                                                    {V{{1.f, 1.f}}, V{{1.f, 1e25f}}});
+             }),
+             Catch::StartsWith("ember::gaussian_mixture: sigma[1][1] = 1e+25 gives 1/sigma[1][1]^2 = 1e-50, which "
+                               "underflows float"));
 }

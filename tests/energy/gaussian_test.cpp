@@ -3,6 +3,7 @@
 #include <ember/energy/gaussian.hpp>
 
 #include "energy/gradient_check.hpp"
+#include "support/message_of.hpp"
 
 #include <array>
 #include <cmath>
@@ -125,4 +126,31 @@ TEST_CASE("the full-covariance gaussian rejects a covariance that is not symmetr
   // Non-positive scales of the other forms are rejected too.
   CHECK_THROWS_AS(ember::gaussian(mu, 0.0), std::invalid_argument);
   CHECK_THROWS_AS(ember::gaussian(mu, vec<double, 2>{{1.0, -1.0}}), std::invalid_argument);
+}
+
+TEST_CASE("gaussian refuses a non-finite mean and a sigma whose 1/sigma^2 leaves float, naming the value",
+          "[energy][gaussian]") {
+  using ember_test::message_of;
+  using V = vec<float, 2>;
+  float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  CHECK(message_of([&] { ember::gaussian(V{{0.f, nan}}, 1.f); }) == "ember::gaussian: mean[1] must be finite, got nan");
+  CHECK(message_of([&] { ember::gaussian(V{{inf, 0.f}}, V{{1.f, 1.f}}); }) ==
+        "ember::gaussian: mean[0] must be finite, got inf");
+  CHECK_THAT(message_of([&] { ember::gaussian(V{{nan, 0.f}}, std::array<std::array<float, 2>, 2>{{{1, 0}, {0, 1}}}); }),
+             Catch::Equals("ember::gaussian: mean[0] must be finite, got nan"));
+  // 1/σ² = 1e50 overflows float (today every chain would start divergent); 1/σ² = 1e-40 is
+  // below float's smallest normal number. Both are fine in double.
+  CHECK(message_of([&] { ember::gaussian(V{}, 1e-25f); }) ==
+        "ember::gaussian: sigma = 1e-25 gives 1/sigma^2 = 1e+50, which overflows float (sigma must lie between "
+        "5.42101e-20 and 9.22337e+18); rescale the coordinates");
+  CHECK_THAT(message_of([&] { ember::gaussian(V{}, V{{1.f, 1e20f}}); }),
+             Catch::StartsWith("ember::gaussian: sigma[1] = 1e+20 gives 1/sigma[1]^2 = 1e-40, which underflows float"));
+  CHECK_NOTHROW(ember::gaussian(vec<double, 2>{}, 1e-25));
+  CHECK_NOTHROW(ember::gaussian(vec<double, 2>{}, vec<double, 2>{{1.0, 1e20}}));
+  // A full covariance whose inverse leaves float: Σ = diag(1, 1e-40) is SPD in double.
+  CHECK(message_of([&] { ember::gaussian(V{}, std::array<std::array<float, 2>, 2>{{{1, 0}, {0, 1e-40f}}}); }).find(
+            "ember::gaussian: the precision (inverse covariance) has entry (1, 1) = ") == 0);
+  // Small numbers in messages are printed with %g, not as 0.000000.
+  CHECK_THAT(message_of([&] { ember::gaussian(V{}, -1e-9f); }),
+             Catch::Equals("ember::gaussian: sigma must be positive and finite, got -1e-09"));
 }

@@ -157,7 +157,7 @@ TEST_CASE("regression energies refuse mismatched data with a sentence", "[energy
   CHECK_THAT(msg([&] { ember::poisson_regression<D>(s.X.view(), yfrac.view(), ember::normal_prior{1}); }),
              Catch::Contains("non-negative integer count"));
   CHECK_THAT(msg([&] { ember::linear_regression<D>(s.X.view(), s.y.view(), 0.0, ember::normal_prior{1}); }),
-             Catch::Contains("the noise sd must be positive"));
+             Catch::Contains("noise_sd must be positive"));
   CHECK_THAT(msg([&] { ember::logistic_regression<D>(s.X.view(), s.y.view(), ember::normal_prior{-1}); }),
              Catch::Contains("scale must be positive"));
   CHECK_THAT(msg([&] { ember::logistic_regression<D>(s.X.view(), s.y.view(), ember::student_t_prior{0, 1}); }),

@@ -66,8 +66,8 @@ struct gaussian<T, D, covariance::isotropic> {
   T log_norm;
 
   gaussian(vec<T, D> const& mu, T sigma) : mean(mu) {
-    detail::require_positive(sigma, "ember::gaussian", "sigma");
-    inv_var = T(1) / (sigma * sigma);
+    detail::require_finite_entries(mu, "ember::gaussian", "mean");
+    inv_var = detail::inverse_square<T>(double(sigma), "ember::gaussian", "sigma");
     log_norm = T(0.5 * D * std::log(two_pi<double> * double(sigma) * double(sigma)));
   }
 
@@ -107,10 +107,10 @@ struct gaussian<T, D, covariance::diagonal> {
   T log_norm;
 
   gaussian(vec<T, D> const& mu, vec<T, D> const& sigma) : mean(mu) {
+    detail::require_finite_entries(mu, "ember::gaussian", "mean");
     double ln = 0;
     for (int i = 0; i < D; ++i) {
-      detail::require_positive(sigma[i], "ember::gaussian", "every sigma");
-      inv_var[i] = T(1) / (sigma[i] * sigma[i]);
+      inv_var[i] = detail::inverse_square<T>(double(sigma[i]), "ember::gaussian", "sigma[" + std::to_string(i) + "]");
       ln += 0.5 * std::log(two_pi<double> * double(sigma[i]) * double(sigma[i]));
     }
     log_norm = T(ln);
@@ -230,6 +230,7 @@ struct gaussian<T, D, covariance::full> {
 
   gaussian(vec<T, D> const& mu, std::array<std::array<T, D>, D> const& cov) : mean(mu) {
 #if !defined(__CUDA_ARCH__)
+    detail::require_finite_entries(mu, "ember::gaussian", "mean");
     Eigen::MatrixXd C(D, D);
     for (int i = 0; i < D; ++i)
       for (int j = 0; j < D; ++j) C(i, j) = double(cov[i][j]);
@@ -241,6 +242,7 @@ struct gaussian<T, D, covariance::full> {
   /// μ as a `vec`, Σ as any Eigen matrix expression (fixed or dynamic size; must be D × D).
   template <class DC>
   gaussian(vec<T, D> const& mu, Eigen::MatrixBase<DC> const& cov) : mean(mu) {
+    detail::require_finite_entries(mu, "ember::gaussian", "mean");
     init(to_double(cov));
   }
   /// μ and Σ as Eigen objects: `gaussian(Eigen::Vector3f{...}, Eigen::Matrix3f{...})`, or with
@@ -251,6 +253,7 @@ struct gaussian<T, D, covariance::full> {
       throw std::invalid_argument("ember::gaussian<T, " + std::to_string(D) + ">: the mean has " +
                                   std::to_string(mu.size()) + " entries");
     for (int i = 0; i < D; ++i) mean[i] = T(mu(i));
+    detail::require_finite_entries(mean, "ember::gaussian", "mean");
     init(to_double(cov));
   }
 #endif
@@ -291,8 +294,18 @@ struct gaussian<T, D, covariance::full> {
     Eigen::MatrixXd P;
     double logdet = 0;
     detail::factor_covariance(C, P, logdet);
+    // Σ⁻¹ must be representable in T: an entry beyond T's range (a variance below ~1e-38 in
+    // float) would start every chain divergent.
     for (int i = 0; i < D; ++i)
-      for (int j = 0; j < D; ++j) precision.set(i, j, T(P(i, j)));
+      for (int j = 0; j < D; ++j) {
+        T const p = T(P(i, j));
+        if (!std::isfinite(double(p)) || (i == j && !(p >= std::numeric_limits<T>::min())))
+          throw std::invalid_argument("ember::gaussian: the precision (inverse covariance) has entry (" +
+                                      std::to_string(i) + ", " + std::to_string(j) + ") = " + detail::number_g(P(i, j)) +
+                                      ", outside the range of " + (sizeof(T) == 4 ? "float" : "double") +
+                                      "; rescale the coordinates");
+        precision.set(i, j, p);
+      }
     log_norm = T(0.5 * (D * std::log(two_pi<double>) + logdet));
   }
 #endif

@@ -14,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace ember {
 
@@ -103,10 +104,10 @@ struct gaussian_mixture {
     for (int k = 0; k < K; ++k) {
       double lw = std::log(double(weights[k]) / total) - 0.5 * D * std::log(two_pi<double>);
       for (int i = 0; i < D; ++i) {
-        detail::require_positive(sigmas[k][i], "ember::gaussian_mixture", "every sigma");
-        detail::require_finite(means[k][i], "ember::gaussian_mixture", "every mean");
+        std::string const at = "[" + std::to_string(k) + "][" + std::to_string(i) + "]";
+        detail::require_finite(means[k][i], "ember::gaussian_mixture", ("mean" + at).c_str());
         mean[k][i] = means[k][i];
-        inv_var[k][i] = T(1) / (sigmas[k][i] * sigmas[k][i]);
+        inv_var[k][i] = detail::inverse_square<T>(double(sigmas[k][i]), "ember::gaussian_mixture", "sigma" + at);
         lw -= std::log(double(sigmas[k][i]));
       }
       log_weight[k] = T(lw);

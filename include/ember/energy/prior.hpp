@@ -34,8 +34,7 @@ struct prior_terms<T, normal_prior> {
   T inv_var;
 
   explicit prior_terms(normal_prior p) {
-    detail::require_positive(p.scale, "ember::normal_prior", "scale");
-    inv_var = T(1.0 / (p.scale * p.scale));
+    inv_var = detail::inverse_square<T>(p.scale, "ember::normal_prior", "scale");
   }
   template <class S, int D>
   EMBER_HD EMBER_INLINE S value(vec<S, D> const& b) const {
@@ -62,7 +61,7 @@ struct prior_terms<T, student_t_prior> {
 
   explicit prior_terms(student_t_prior p) {
     detail::require_positive(p.nu, "ember::student_t_prior", "nu");
-    detail::require_positive(p.scale, "ember::student_t_prior", "scale");
+    detail::inverse_square<T>(p.scale, "ember::student_t_prior", "scale");
     double v = p.nu * p.scale * p.scale;
     inv_nus2 = T(1 / v);
     nus2 = T(v);

@@ -239,9 +239,9 @@ regression<T, D, poisson_likelihood, P> poisson_regression(data_view<T> x, data_
 template <int D, class T, class P>
 regression<T, D, gaussian_likelihood<T>, P> linear_regression(data_view<T> x, data_view<T> y, double noise_sd,
                                                               P prior) {
-  detail::require_positive(noise_sd, "ember::linear_regression", "the noise sd");
-  return detail::make_regression<D>("ember::linear_regression", x, y,
-                                    gaussian_likelihood<T>{T(1.0 / (noise_sd * noise_sd))}, prior);
+  return detail::make_regression<D>(
+      "ember::linear_regression", x, y,
+      gaussian_likelihood<T>{detail::inverse_square<T>(noise_sd, "ember::linear_regression", "noise_sd")}, prior);
 }
 
 }  // namespace ember
