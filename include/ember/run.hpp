@@ -193,7 +193,7 @@ class run {
     a.step_size = double(k.step_size);
     if constexpr (requires { k.trajectory_length; }) {
       a.trajectory_length = double(k.trajectory_length);
-      a.integrator_steps = k.steps;
+      a.integrator_steps = k.integrator_steps;
     }
     if constexpr (requires { k.metric.scale[0]; }) {
       for (int i = 0; i < D; ++i) a.metric_scale.push_back(double(k.metric.scale[i]));

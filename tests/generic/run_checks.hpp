@@ -18,7 +18,7 @@ template <class Backend>
 void check_run_in_pieces(Backend const& backend) {
   constexpr int D = 4;
   auto U = ember::gaussian(ember::vec<float, D>{{0.5f, -1.f, 0.f, 2.f}}, ember::vec<float, D>{{1.f, 0.3f, 2.f, 0.1f}});
-  auto pipe = ember::hmc(U, {.steps = 4}) | ember::warmup(150) | ember::thin(2) | ember::record() | ember::track(ember::moments);
+  auto pipe = ember::hmc(U, {.integrator_steps = 4}) | ember::warmup(150) | ember::thin(2) | ember::record() | ember::track(ember::moments);
   ember::sample_options<float, D> opt{.chains = 300, .seed = 17, .progress = false};
   auto whole = ember::start(pipe, opt, backend);
   whole.advance(250);

@@ -86,7 +86,7 @@ TEST_CASE("dual averaging reaches its target acceptance on an ill-conditioned 50
     CHECK(std::abs(m - target) < z_bound * sd);
   };
   check(ember::mala(ill_conditioned(), {}), 0.574);
-  check(ember::hmc(ill_conditioned(), {.steps = 5}), 0.8);
+  check(ember::hmc(ill_conditioned(), {.integrator_steps = 5}), 0.8);
 }
 
 TEST_CASE("the adapted diagonal metric matches the target's variances", "[adapt][metric]") {
@@ -112,7 +112,7 @@ TEST_CASE("draws after warm-up have the target's moments", "[adapt][statistics]"
     INFO((which == 0 ? "mala" : "hmc") << " with warmup(1000)");
     auto opt = ember::sample_options<float, D50>{.chains = 2000, .steps = 100, .seed = 21, .progress = false};
     double z = which == 0 ? worst_moment_z(ember::sample(ember::mala(ill_conditioned(), {}) | ember::warmup(1000), opt), D50, mean_of, sd_of)
-                          : worst_moment_z(ember::sample(ember::hmc(ill_conditioned(), {.steps = 5}) | ember::warmup(1000), opt), D50, mean_of, sd_of);
+                          : worst_moment_z(ember::sample(ember::hmc(ill_conditioned(), {.integrator_steps = 5}) | ember::warmup(1000), opt), D50, mean_of, sd_of);
     INFO("worst |z| over 50 means and 50 variances: " << z);
     CHECK(z < z_bound);
   }
@@ -130,7 +130,7 @@ TEST_CASE("ChEES's trajectory length lands where its criterion predicts", "[adap
   auto U = ember::gaussian(vec<double, d>{}, 1.0);
   std::vector<double> Ts, eps;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    auto r = ember::sample(ember::hmc(U, {.steps = 1}) | ember::warmup(1500, ember::step_size({.target = 0.95}), ember::chees()),
+    auto r = ember::sample(ember::hmc(U, {.integrator_steps = 1}) | ember::warmup(1500, ember::step_size({.target = 0.95}), ember::chees()),
                            {.chains = 512, .steps = 0, .seed = seed, .progress = false});
     Ts.push_back(r.adapted().trajectory_length);
     eps.push_back(r.adapted().step_size);
@@ -173,8 +173,8 @@ TEST_CASE("jittered hmc at eps*L = pi mixes where plain hmc falls into the reson
   ember::sample_options<float, d> opt{.chains = 2000, .steps = 300, .seed = 8, .init = start, .progress = false};
   auto one = [](int) { return 1.0; };
   auto zero = [](int) { return 0.0; };
-  auto plain = ember::sample(ember::hmc(U, {.step_size = pi / 20, .steps = 20}), opt);
-  auto jittered = ember::sample(ember::hmc(U, {.step_size = pi / 20, .steps = 20, .jitter = 0.5}), opt);
+  auto plain = ember::sample(ember::hmc(U, {.step_size = pi / 20, .integrator_steps = 20}), opt);
+  auto jittered = ember::sample(ember::hmc(U, {.step_size = pi / 20, .integrator_steps = 20, .jitter = 0.5}), opt);
   double const zp = worst_moment_z(plain, d, +zero, +one), zj = worst_moment_z(jittered, d, +zero, +one);
   INFO("worst |z| plain " << zp << ", jittered " << zj);
   CHECK(zp > z_bound);  // the failing case

@@ -97,27 +97,27 @@ TEST_CASE("a run split into pieces gives bitwise the draws of the run in one pie
   auto stages = [](auto k) { return k | ember::burn_in(5) | ember::thin(3) | ember::record() | ember::track(ember::moments, ember::acceptance); };
   SECTION("ula") { check_split_both_paths(stages(ember::ula(U, {.step_size = 0.05})), 120); }
   SECTION("mala") { check_split_both_paths(stages(ember::mala(U, {.step_size = 0.3})), 120); }
-  SECTION("hmc") { check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.2, .steps = 4})), 120); }
+  SECTION("hmc") { check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.2, .integrator_steps = 4})), 120); }
   SECTION("hmc with a jittered step size") {
-    check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.3, .steps = 4, .jitter = 0.5})), 120);
+    check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.3, .integrator_steps = 4, .jitter = 0.5})), 120);
   }
   SECTION("mala with step size and diagonal metric adaptation") {
     check_split_both_paths(ember::mala(U, {}) | ember::warmup(160) | ember::thin(2) | ember::record(), 220);
   }
   SECTION("hmc with step size and dense metric adaptation") {
     check_split_both_paths(
-        ember::hmc(U, {.steps = 3}) | ember::warmup(160, ember::step_size(), ember::dense_mass()) | ember::record(), 220);
+        ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(160, ember::step_size(), ember::dense_mass()) | ember::record(), 220);
   }
   SECTION("ChEES-HMC") {
     check_split_both_paths(
-        ember::hmc(U, {.step_size = 0.3, .steps = 3}) | ember::warmup(100, ember::step_size(), ember::chees()) | ember::record(),
+        ember::hmc(U, {.step_size = 0.3, .integrator_steps = 3}) | ember::warmup(100, ember::step_size(), ember::chees()) | ember::record(),
         150);
   }
 }
 
 TEST_CASE("a checkpoint loaded and continued gives bitwise the uninterrupted run", "[run][checkpoint]") {
   auto U = mixture();
-  auto pipe = ember::hmc(U, {.steps = 3}) | ember::warmup(120, ember::step_size(), ember::diagonal_mass(), ember::chees()) |
+  auto pipe = ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(120, ember::step_size(), ember::diagonal_mass(), ember::chees()) |
               ember::burn_in(3) | ember::thin(2) | ember::record() | ember::track(ember::moments);
   ember::sample_options<float, D> opt{.chains = 50, .seed = 4};
   auto ref = ember::sample(pipe, {.chains = 50, .steps = 80, .seed = 4});

@@ -12,8 +12,8 @@
 ///    so a hand-picked ε·L cannot sit on a resonance of the target (a full or half period);
 ///  - with `.trajectory_length = T` (what ChEES adapts), the number of integrator steps is
 ///    ⌈uₜ T / ε⌉ with uₜ the base-2 Halton number of t + 1 (Hoffman, Radul & Sountsov 2021), at
-///    most `.max_integrator_steps`; otherwise it is `.steps`.
-/// `hmc(U, {.step_size = ε, .steps = L})` returns an `hmc_kernel`, which models `TransitionKernel`.
+///    most `.max_integrator_steps`; otherwise it is `.integrator_steps`.
+/// `hmc(U, {.step_size = ε, .integrator_steps = L})` returns an `hmc_kernel`, which models `TransitionKernel`.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
@@ -34,11 +34,11 @@ namespace ember {
 
 struct hmc_options {
   std::optional<double> step_size = std::nullopt;  ///< ε > 0; leave it out when a warm-up adapts it
-  int steps = 1;                         ///< L ≥ 1 integrator steps per transition
+  int integrator_steps = 1;              ///< L ≥ 1 integrator steps per transition
   double mass = 1;                       ///< scalar mass m > 0
   double divergence_threshold = 1000;    ///< ΔH above this marks a divergent transition
   double jitter = 0;                     ///< j in [0, 1): step size jittered over ε(1 ± j)
-  double trajectory_length = 0;          ///< T > 0: ⌈uₜT/ε⌉ integrator steps (ChEES); 0: `steps`
+  double trajectory_length = 0;          ///< T > 0: ⌈uₜT/ε⌉ integrator steps (ChEES); 0: `integrator_steps`
   int max_integrator_steps = 1024;       ///< cap on the steps of one transition with a trajectory length
 };
 
@@ -55,17 +55,17 @@ struct hmc_kernel {
   E energy;
   Metric metric;
   value_type step_size;
-  int steps;
+  int integrator_steps;
   value_type divergence_threshold;
   value_type jitter = 0;
   value_type trajectory_length = 0;
   int max_integrator_steps = 1024;
 
   /// Step size and integrator steps of transition t (host and device; no per-chain value).
-  EMBER_HD int integrator_steps(std::uint32_t t, value_type& eps) const {
+  EMBER_HD int integrator_steps_at(std::uint32_t t, value_type& eps) const {
     eps = step_size;
     if (jitter > 0) eps = value_type(double(step_size) * (1 + double(jitter) * (2 * halton(t + 1, 3) - 1)));
-    if (!(trajectory_length > 0)) return steps;
+    if (!(trajectory_length > 0)) return integrator_steps;
     double n = std::ceil(halton(std::uint64_t(t) + 1, 2) * double(trajectory_length) / double(eps));
     return n < 1 ? 1 : n > max_integrator_steps ? max_integrator_steps : int(n);
   }
@@ -94,7 +94,7 @@ struct hmc_kernel {
   /// A copy with another metric (its type may differ: an adapted diagonal or dense one).
   template <class M>
   hmc_kernel<E, Integrator, M> with_metric(M const& m) const {
-    return {energy, m, step_size, steps, divergence_threshold, jitter, trajectory_length, max_integrator_steps};
+    return {energy, m, step_size, integrator_steps, divergence_threshold, jitter, trajectory_length, max_integrator_steps};
   }
   /// A copy integrating for trajectory length T per transition (jittered by ChEES's Halton factor).
   hmc_kernel with_trajectory_length(double T) const {
@@ -105,9 +105,9 @@ struct hmc_kernel {
 
   void validate() const {
     detail::require_step_size(double(step_size), "ember::hmc");
-    if (steps < 1)
+    if (integrator_steps < 1)
       throw std::invalid_argument("ember::hmc: the number of integrator steps must be at least 1, got " +
-                                  std::to_string(steps));
+                                  std::to_string(integrator_steps));
     metric.validate("ember::hmc");
     if (!(divergence_threshold > 0))
       throw std::invalid_argument("ember::hmc: the divergence threshold must be positive (infinity disables it)");
@@ -129,7 +129,7 @@ struct hmc_kernel {
     S k0 = S(0);
     for (int i = 0; i < dim; ++i) k0 = k0 + v[i] * v[i];
     value_type eps;
-    int const L = integrator_steps(rng.step, eps);
+    int const L = integrator_steps_at(rng.step, eps);
     chain_state<S, dim> q = s;
     Integrator::steps(energy, q, v, eps, metric, L);
     S k1 = S(0);
@@ -155,7 +155,7 @@ struct hmc_fn {
     hmc_kernel<E, Integrator> k{U,
                                 scalar_metric<T>{T(1.0 / std::sqrt(o.mass))},
                                 T(o.step_size.value_or(std::numeric_limits<double>::quiet_NaN())),
-                                o.steps,
+                                o.integrator_steps,
                                 T(o.divergence_threshold),
                                 T(o.jitter),
                                 T(o.trajectory_length),
@@ -165,7 +165,7 @@ struct hmc_fn {
     return k;
   }
 };
-/// `hmc(U, {.step_size = ε, .steps = L})` with velocity Verlet; `hmc_with<mclachlan>(U, {...})`
+/// `hmc(U, {.step_size = ε, .integrator_steps = L})` with velocity Verlet; `hmc_with<mclachlan>(U, {...})`
 /// picks another palindromic integrator.
 inline constexpr hmc_fn<> hmc{};
 template <class Integrator>
