@@ -41,7 +41,8 @@ bool same_bits(R const& a, R const& b) {
          std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(T)) == 0 && a.acceptance_rate() == b.acceptance_rate() &&
          a.divergent_transitions() == b.divergent_transitions() && a.adapted().step_size == b.adapted().step_size &&
          a.adapted().metric_scale == b.adapted().metric_scale &&
-         a.adapted().trajectory_length == b.adapted().trajectory_length;
+         a.adapted().trajectory_length == b.adapted().trajectory_length &&
+         a.adapted().step_sizes == b.adapted().step_sizes;
 }
 
 // The pipeline in one piece against the same pipeline advanced in uneven pieces.
@@ -107,6 +108,17 @@ TEST_CASE("a run split into pieces gives bitwise the draws of the run in one pie
   SECTION("hmc with step size and dense metric adaptation") {
     check_split_both_paths(
         ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(160, ember::step_size(), ember::dense_mass()) | ember::record(), 220);
+  }
+  SECTION("mala with per-chain step sizes and diagonal metric adaptation") {
+    check_split_both_paths(
+        ember::mala(U, {}) | ember::warmup(160, ember::step_size(ember::per_chain), ember::diagonal_mass()) | ember::thin(2) |
+            ember::record(),
+        220);
+  }
+  SECTION("jittered hmc with per-chain step sizes") {
+    check_split_both_paths(ember::hmc(U, {.integrator_steps = 3, .jitter = 0.3}) |
+                               ember::warmup(100, ember::step_size(ember::per_chain, {.target = 0.7})) | ember::record(),
+                           150);
   }
   SECTION("ChEES-HMC") {
     check_split_both_paths(

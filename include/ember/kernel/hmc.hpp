@@ -77,12 +77,27 @@ struct hmc_kernel {
 
   template <class S>
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng) const {
-    return transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr));
+    value_type eps;
+    int const L = integrator_steps_at(rng.step, eps);
+    return transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr), eps, L);
   }
   /// The same transition, also reporting where the trajectory ended (for ChEES).
   template <class S>
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng, trajectory_end<S, dim>& end) const {
-    return transition<true>(s, rng, &end);
+    value_type eps;
+    int const L = integrator_steps_at(rng.step, eps);
+    return transition<true>(s, rng, &end, eps, L);
+  }
+  /// The same transition with step size `eps` per lane (each chain its own; per_chain_step_size.hpp),
+  /// jittered by the same factor for every lane, and `.integrator_steps` steps for every lane so a
+  /// SIMD batch or a warp stays in step (a trajectory length is refused there).
+  template <class S>
+  EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng, S const& eps) const {
+    static_assert(is_palindromic<Integrator>,
+                  "ember::hmc: per-chain step sizes need a palindromic integrator (velocity_verlet, mclachlan, yoshida)");
+    value_type f = 1;
+    if (jitter > 0) f = value_type(1 + double(jitter) * (2 * halton(rng.step + 1, 3) - 1));
+    return transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr), eps * S(f), integrator_steps);
   }
 
   /// A copy with another step size.
@@ -121,15 +136,14 @@ struct hmc_kernel {
   }
 
  private:
-  template <bool Observe, class S>
-  EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng,
-                                   trajectory_end<S, dim>* end) const {
+  // One trajectory of L steps of size eps (a scalar for all lanes, or one per lane).
+  template <bool Observe, class S, class H>
+  EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng, trajectory_end<S, dim>* end,
+                                   H const& eps, int L) const {
     using T = value_type;
     auto v = rng.template normal<dim>(purpose::proposal);
     S k0 = S(0);
     for (int i = 0; i < dim; ++i) k0 = k0 + v[i] * v[i];
-    value_type eps;
-    int const L = integrator_steps_at(rng.step, eps);
     chain_state<S, dim> q = s;
     Integrator::steps(energy, q, v, eps, metric, L);
     S k1 = S(0);
