@@ -250,7 +250,13 @@ class run {
     r.warming_up = t_ < sched_.warmup;
     r.seconds = elapsed;
     r.seconds_left = done > 0 ? elapsed * double(total - done) / double(done) : 0;
-    auto const& a = storage_.host();
+    // Only the counters: a GPU backend then copies three small arrays, not every chain's state.
+    auto const& a = [&]() -> auto const& {
+      if constexpr (requires { storage_.counters(); })
+        return storage_.counters();
+      else
+        return storage_.host();
+    }();
     std::int64_t acc = 0, live = 0;
     for (std::int64_t c = 0; c < chains_; ++c) {
       r.divergent_transitions += a.divergent[std::size_t(c)];

@@ -13,6 +13,8 @@
 ///  - with `.trajectory_length = T` (what ChEES adapts), the number of integrator steps is
 ///    ⌈uₜ T / ε⌉ with uₜ the base-2 Halton number of t + 1 (Hoffman, Radul & Sountsov 2021), at
 ///    most `.max_integrator_steps`; otherwise it is `.integrator_steps`.
+/// Under `warmup(n, step_size(per_chain))` each chain has its own ε (jittered by the same
+/// factor), and every chain runs `.integrator_steps` steps (kernel/per_chain_step_size.hpp).
 /// `hmc(U, {.step_size = ε, .integrator_steps = L})` returns an `hmc_kernel`, which models `TransitionKernel`.
 
 #include <ember/core/chain_state.hpp>
