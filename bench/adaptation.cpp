@@ -53,13 +53,13 @@ outcome measure(Pipe const& pipe, std::int64_t warmup_n, double grads_per_transi
   o.acceptance = res.acceptance_rate();
   o.step = res.adapted().step_size;
   o.T = res.adapted().trajectory_length;
-  if constexpr (requires { r.kernel().integrator_steps(0u, o.step); }) {
+  if constexpr (requires { r.kernel().integrator_steps_at(0u, o.step); }) {
     // With a trajectory length, transition t runs ⌈uₜT/ε⌉ integrator steps: count them.
     auto k = r.kernel();
     double n = 0;
     for (std::int64_t t = warmup_n; t < warmup_n + draws; ++t) {
       double eps;
-      n += k.integrator_steps(std::uint32_t(t), eps);
+      n += k.integrator_steps_at(std::uint32_t(t), eps);
     }
     if (grads_per_transition <= 0) grads_per_transition = n / double(draws);
   }
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   std::string best_name;
   for (double eps : {0.02, 0.03, 0.045})
     for (int L : {10, 25, 50, 100}) {
-      auto o = measure(hmc(U, {.step_size = eps, .steps = L}) | burn_in(warm) | record(), warm, L);
+      auto o = measure(hmc(U, {.step_size = eps, .integrator_steps = L}) | burn_in(warm) | record(), warm, L);
       if (o.ess() / o.grads > best.ess() / std::max(best.grads, 1.0)) {
         best = o;
         best_name = "hand-tuned scalar-mass HMC (eps " + std::to_string(eps).substr(0, 5) + ", L " + std::to_string(L) + ")";
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     }
   rows.push_back({best_name, best});
   rows.push_back({"adapted diagonal-metric HMC (L 10)",
-                  measure(hmc(U, {.steps = 10}) | warmup(warm, step_size(), diagonal_mass()) | record(), warm, 10)});
+                  measure(hmc(U, {.integrator_steps = 10}) | warmup(warm, step_size(), diagonal_mass()) | record(), warm, 10)});
   rows.push_back({"ChEES-HMC (diagonal metric)",
                   measure(hmc(U, {}) | warmup(warm, step_size(), diagonal_mass(), chees()) | record(), warm, 0)});
   rows.push_back({"adapted MALA (diagonal metric)", measure(mala(U, {}) | warmup(warm) | record(), warm, 1)});

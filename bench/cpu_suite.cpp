@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
       m.push_back(-1 + 2.0 * i / 9);
       v.push_back(0.5 + i / 9.0);
     }
-    run_case("P2", hmc(U10, {.step_size = 0.1, .steps = 10}), 1'000 / std::min(scale, 2L), 100, true,
+    run_case("P2", hmc(U10, {.step_size = 0.1, .integrator_steps = 10}), 1'000 / std::min(scale, 2L), 100, true,
              [&](auto const& r) { return check_moments(r, m, v); });
   }
   if (want("P3"))

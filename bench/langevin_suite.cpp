@@ -125,7 +125,7 @@ void ess_suite(char const* name, E const& U, truth const& t) {
   report("hmc", [&](auto&& keep) {
     for (double eps : {0.3, 0.5, 0.7, 0.9})
       for (int L : {2, 3, 5, 10}) {
-        auto m = measure(hmc(U, {.step_size = eps, .steps = L}) | burn_in(burn / L + 50) | record(), L, t, chains,
+        auto m = measure(hmc(U, {.step_size = eps, .integrator_steps = L}) | burn_in(burn / L + 50) | record(), L, t, chains,
                          steps / L + 10);
         std::snprintf(buf, sizeof buf, "\"step_size\": %g, \"steps\": %d", eps, L);
         if (!quick) line(name, "hmc", buf, m);

@@ -20,7 +20,7 @@ int main() {
 
   // Warm-up: step size by dual averaging, a diagonal metric from Stan's windows, and the
   // trajectory length by ChEES. No .step_size: the warm-up finds it.
-  auto pipe = hmc(U, {.steps = 8}) | warmup(1000, step_size(), diagonal_mass(), chees()) | record();
+  auto pipe = hmc(U, {.integrator_steps = 8}) | warmup(1000, step_size(), diagonal_mass(), chees()) | record();
 
   auto run = start(pipe, {.chains = 256, .seed = 2026});
   run.advance(1000 + 500);  // warm-up and the first 500 draws

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   //    to nearly −x: antithetic chains. The ESS of x exceeds the number of draws; that of x²
   //    does not, and summary() says so.
   gaussian<double, 2, covariance::isotropic> N01(vec<double, 2>{{0.0, 0.0}}, 1.0);
-  auto antithetic = hmc(N01, {.step_size = 0.25, .steps = 12}) | burn_in(100) | record();
+  auto antithetic = hmc(N01, {.step_size = 0.25, .integrator_steps = 12}) | burn_in(100) | record();
   auto a = sample(antithetic, {.chains = 64, .steps = 1'000, .seed = 1});
   std::cout << a.summary({.target_acceptance = 0.65}) << "\n";
 

@@ -46,6 +46,7 @@
 #include <ember/kernel/mala.hpp>
 #include <ember/kernel/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
+#include <ember/kernel/per_chain_step_size.hpp>
 #include <ember/kernel/ula.hpp>
 #include <ember/kernel/underdamped_langevin.hpp>
 #include <ember/pipeline/fused_loop.hpp>

@@ -49,6 +49,7 @@ struct adaptation_report {
   double trajectory_length = 0;       ///< HMC with ChEES or a trajectory length; else 0
   int integrator_steps = 0;           ///< HMC: its fixed step count (ChEES: the mean ⌈uT/ε⌉ is T/2ε)
   std::vector<double> metric_scale;   ///< diagonal metric: standard deviations; dense: L row by row
+  std::vector<double> step_sizes;     ///< step_size(per_chain): each chain's ε (`step_size` is their median)
 };
 
 /// Per-kept-step diagnostics over the chains still live at that step (`track(...)`).

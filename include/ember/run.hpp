@@ -151,6 +151,12 @@ class run {
         if (t_ == 0 || !std::isfinite(double(k.step_size))) k.validate();
         run_chunk(k, ch, std::integral_constant<bool, decltype(warm_)::observes>{});
         warm_.update(t_, windows_, storage_.view(), [&](auto const& f, double* out) { storage_.reduce(f, out); });
+        if constexpr (decltype(warm_)::adapts_chain_step) {
+          // Each chain's own dual averaging, on the host (a GPU run copies the arrays both ways).
+          auto& a = storage_.host_mutable();
+          warm_.update_chains(t_, windows_, a.slots.data(), a.stride, a.frozen.data(), ch.end == sched_.warmup);
+          storage_.upload();
+        }
         t_ = ch.end;
         if (t_ == sched_.warmup) {
           detail::reassign(kernel_, warm_.frozen());
@@ -193,7 +199,12 @@ class run {
     a.step_size = double(k.step_size);
     if constexpr (requires { k.trajectory_length; }) {
       a.trajectory_length = double(k.trajectory_length);
-      a.integrator_steps = k.steps;
+      a.integrator_steps = k.integrator_steps;
+    }
+    if constexpr (decltype(warm_)::adapts_chain_step) {
+      auto const& h = storage_.host();
+      T const* eps = h.slots.data() + std::int64_t(state_type::step_size_slot) * h.stride;
+      a.step_sizes.assign(eps, eps + chains_);
     }
     if constexpr (requires { k.metric.scale[0]; }) {
       for (int i = 0; i < D; ++i) a.metric_scale.push_back(double(k.metric.scale[i]));
@@ -239,7 +250,13 @@ class run {
     r.warming_up = t_ < sched_.warmup;
     r.seconds = elapsed;
     r.seconds_left = done > 0 ? elapsed * double(total - done) / double(done) : 0;
-    auto const& a = storage_.host();
+    // Only the counters: a GPU backend then copies three small arrays, not every chain's state.
+    auto const& a = [&]() -> auto const& {
+      if constexpr (requires { storage_.counters(); })
+        return storage_.counters();
+      else
+        return storage_.host();
+    }();
     std::int64_t acc = 0, live = 0;
     for (std::int64_t c = 0; c < chains_; ++c) {
       r.divergent_transitions += a.divergent[std::size_t(c)];
@@ -362,6 +379,7 @@ void run<P, Backend>::save(std::string const& path) const {
     w.put(warm_.da);
     w.put(warm_.cov);
     w.put(warm_.chees);
+    if constexpr (decltype(warm_)::adapts_chain_step) w.put_vector(warm_.chain_da);
   }
   detail::put_tunables(w, warm_.kernel);
   detail::put_tunables(w, kernel_);
@@ -425,6 +443,8 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
     r.get_bytes(out.warm_.da);
     r.get_bytes(out.warm_.cov);
     r.get_bytes(out.warm_.chees);
+    if constexpr (decltype(out.warm_)::adapts_chain_step)
+      out.warm_.chain_da = r.get_vector<dual_averaging>(std::uint64_t(opt.chains));
   }
   detail::get_tunables(r, out.warm_.kernel);
   detail::get_tunables(r, out.kernel_);

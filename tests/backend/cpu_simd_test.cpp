@@ -90,7 +90,7 @@ template <class E>
 void compare_all_kernels(E const& U, double eta) {
   compare_paths(ula(U, {.step_size = eta}));
   compare_paths(mala(U, {.step_size = eta}));
-  compare_paths(hmc(U, {.step_size = eta, .steps = 5}));
+  compare_paths(hmc(U, {.step_size = eta, .integrator_steps = 5}));
 }
 
 }  // namespace

@@ -12,13 +12,27 @@
 
 namespace ember_test {
 
-// A run in pieces, with warm-up (step size and diagonal metric) and a checkpoint in the middle,
-// equals the run in one piece, bit for bit.
+template <class Pipe, class Backend>
+void check_pipeline_in_pieces(Pipe const& pipe, Backend const& backend);
+
+// A run in pieces, with warm-up (step size and diagonal metric, pooled or per chain) and a
+// checkpoint in the middle, equals the run in one piece, bit for bit.
 template <class Backend>
 void check_run_in_pieces(Backend const& backend) {
   constexpr int D = 4;
   auto U = ember::gaussian(ember::vec<float, D>{{0.5f, -1.f, 0.f, 2.f}}, ember::vec<float, D>{{1.f, 0.3f, 2.f, 0.1f}});
-  auto pipe = ember::hmc(U, {.steps = 4}) | ember::warmup(150) | ember::thin(2) | ember::record() | ember::track(ember::moments);
+  auto stages = ember::thin(2);
+  check_pipeline_in_pieces(ember::hmc(U, {.integrator_steps = 4}) | ember::warmup(150) | stages | ember::record() |
+                               ember::track(ember::moments),
+                           backend);
+  check_pipeline_in_pieces(ember::mala(U, {}) | ember::warmup(150, ember::step_size(ember::per_chain), ember::diagonal_mass()) |
+                               stages | ember::record() | ember::track(ember::moments),
+                           backend);
+}
+
+template <class Pipe, class Backend>
+void check_pipeline_in_pieces(Pipe const& pipe, Backend const& backend) {
+  constexpr int D = Pipe::dim;
   ember::sample_options<float, D> opt{.chains = 300, .seed = 17, .progress = false};
   auto whole = ember::start(pipe, opt, backend);
   whole.advance(250);
@@ -36,6 +50,7 @@ void check_run_in_pieces(Backend const& backend) {
   CHECK(std::memcmp(a.final_states().data(), b.final_states().data(), a.final_states().size() * sizeof(float)) == 0);
   CHECK(a.adapted().step_size == b.adapted().step_size);
   CHECK(a.adapted().metric_scale == b.adapted().metric_scale);
+  CHECK(a.adapted().step_sizes == b.adapted().step_sizes);
   CHECK(a.trace().mean.size() == b.trace().mean.size());
 }
 

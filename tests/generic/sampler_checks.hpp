@@ -167,7 +167,7 @@ void check_mala_gaussian_moments(Backend const& backend) {
 template <class Backend>
 void check_hmc_gaussian_moments(Backend const& backend) {
   gaussian10 g;
-  auto r = ember::sample(ember::hmc(g.energy(), {.step_size = 0.25, .steps = 4}) | ember::burn_in(300),
+  auto r = ember::sample(ember::hmc(g.energy(), {.step_size = 0.25, .integrator_steps = 4}) | ember::burn_in(300),
                          {.chains = 20'000, .steps = 1, .seed = 8}, backend);
   CHECK(r.acceptance_rate() > 0.6);
   check_gaussian_moments<decltype(r), 10>(r, g.mu, g.sigma, gaussian10::pairs());
@@ -229,7 +229,7 @@ void check_mala_double_well(Backend const& backend) {
 template <class Backend>
 void check_hmc_double_well(Backend const& backend) {
   auto starts = right_well_starts(20'000);
-  auto r = ember::sample(ember::hmc(ember::double_well<float, 2>{}, {.step_size = 0.1, .steps = 10}) |
+  auto r = ember::sample(ember::hmc(ember::double_well<float, 2>{}, {.step_size = 0.1, .integrator_steps = 10}) |
                              ember::burn_in(1000),
                          {.chains = 20'000, .steps = 1, .seed = 10, .init = starts}, backend);
   check_double_well_moments(r);

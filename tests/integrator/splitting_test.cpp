@@ -113,7 +113,7 @@ TEST_CASE("hmc_with a splitting draws what hmc with velocity_verlet draws", "[in
   gaussian<float, 2, covariance::diagonal> U(vec<float, 2>{{0.f, 1.f}}, vec<float, 2>{{1.f, 2.f}});
   auto a = sample(hmc(U, {.step_size = 0.3, .steps = 5}) | record(), {.chains = 64, .steps = 20, .seed = 3},
                   backend::cpu{});
-  auto b = sample(hmc_with<splitting<B(1, 2), A, B(1, 2)>>(U, {.step_size = 0.3, .steps = 5}) | record(),
+  auto b = sample(hmc_with<splitting<B(1, 2), A, B(1, 2)>>(U, {.step_size = 0.3, .integrator_steps = 5}) | record(),
                   {.chains = 64, .steps = 20, .seed = 3}, backend::cpu{});
   auto da = a.samples().data(), db = b.samples().data();
   REQUIRE(da.size() == db.size());

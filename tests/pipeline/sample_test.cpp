@@ -213,12 +213,12 @@ TEST_CASE("bad input is rejected with a clear exception before any work", "[pipe
       INFO("step size " << eta);
       CHECK_THAT(message_of<IA>([&] { ember::ula(U, {.step_size = eta}); }), Contains("ember::ula") && Contains("step size"));
       CHECK_THAT(message_of<IA>([&] { ember::mala(U, {.step_size = eta}); }), Contains("ember::mala") && Contains("step size"));
-      CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = eta, .steps = 5}); }),
+      CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = eta, .integrator_steps = 5}); }),
                  Contains("ember::hmc") && Contains("step size"));
     }
-    CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .steps = 0}); }), Contains("integrator steps"));
-    CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .steps = 5, .mass = 0}); }), Contains("mass"));
-    CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .steps = 5, .mass = -1}); }), Contains("mass"));
+    CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .integrator_steps = 0}); }), Contains("integrator steps"));
+    CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .integrator_steps = 5, .mass = 0}); }), Contains("mass"));
+    CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .integrator_steps = 5, .mass = -1}); }), Contains("mass"));
     // A kernel whose parameters were changed after construction is checked again by sample().
     auto bad = k;
     bad.step_size = -1;

@@ -86,7 +86,7 @@ TEST_CASE("dual averaging reaches its target acceptance on an ill-conditioned 50
     CHECK(std::abs(m - target) < z_bound * sd);
   };
   check(ember::mala(ill_conditioned(), {}), 0.574);
-  check(ember::hmc(ill_conditioned(), {.steps = 5}), 0.8);
+  check(ember::hmc(ill_conditioned(), {.integrator_steps = 5}), 0.8);
 }
 
 TEST_CASE("the adapted diagonal metric matches the target's variances", "[adapt][metric]") {
@@ -112,7 +112,7 @@ TEST_CASE("draws after warm-up have the target's moments", "[adapt][statistics]"
     INFO((which == 0 ? "mala" : "hmc") << " with warmup(1000)");
     auto opt = ember::sample_options<float, D50>{.chains = 2000, .steps = 100, .seed = 21, .progress = false};
     double z = which == 0 ? worst_moment_z(ember::sample(ember::mala(ill_conditioned(), {}) | ember::warmup(1000), opt), D50, mean_of, sd_of)
-                          : worst_moment_z(ember::sample(ember::hmc(ill_conditioned(), {.steps = 5}) | ember::warmup(1000), opt), D50, mean_of, sd_of);
+                          : worst_moment_z(ember::sample(ember::hmc(ill_conditioned(), {.integrator_steps = 5}) | ember::warmup(1000), opt), D50, mean_of, sd_of);
     INFO("worst |z| over 50 means and 50 variances: " << z);
     CHECK(z < z_bound);
   }
@@ -130,7 +130,7 @@ TEST_CASE("ChEES's trajectory length lands where its criterion predicts", "[adap
   auto U = ember::gaussian(vec<double, d>{}, 1.0);
   std::vector<double> Ts, eps;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    auto r = ember::sample(ember::hmc(U, {.steps = 1}) | ember::warmup(1500, ember::step_size({.target = 0.95}), ember::chees()),
+    auto r = ember::sample(ember::hmc(U, {.integrator_steps = 1}) | ember::warmup(1500, ember::step_size({.target = 0.95}), ember::chees()),
                            {.chains = 512, .steps = 0, .seed = seed, .progress = false});
     Ts.push_back(r.adapted().trajectory_length);
     eps.push_back(r.adapted().step_size);
@@ -173,10 +173,79 @@ TEST_CASE("jittered hmc at eps*L = pi mixes where plain hmc falls into the reson
   ember::sample_options<float, d> opt{.chains = 2000, .steps = 300, .seed = 8, .init = start, .progress = false};
   auto one = [](int) { return 1.0; };
   auto zero = [](int) { return 0.0; };
-  auto plain = ember::sample(ember::hmc(U, {.step_size = pi / 20, .steps = 20}), opt);
-  auto jittered = ember::sample(ember::hmc(U, {.step_size = pi / 20, .steps = 20, .jitter = 0.5}), opt);
+  auto plain = ember::sample(ember::hmc(U, {.step_size = pi / 20, .integrator_steps = 20}), opt);
+  auto jittered = ember::sample(ember::hmc(U, {.step_size = pi / 20, .integrator_steps = 20, .jitter = 0.5}), opt);
   double const zp = worst_moment_z(plain, d, +zero, +one), zj = worst_moment_z(jittered, d, +zero, +one);
   INFO("worst |z| plain " << zp << ", jittered " << zj);
   CHECK(zp > z_bound);  // the failing case
   CHECK(zj < z_bound);
+}
+
+TEST_CASE("per-chain step sizes bring every chain to its target acceptance where chains really differ",
+          "[adapt][step_size][per_chain]") {
+  // Two modes 12 apart with scales 1 and 0.1: a chain started in one stays there (the barrier is
+  // e^{-18} and more), so half the chains need a step size 100 times the other half's. As in the
+  // pooled test above, the Monte-Carlo error of an adapted acceptance is its spread over
+  // independent adaptations; with step_size(per_chain) every chain is one, so within each mode the
+  // mean acceptance after warm-up must be within 5 spreads of the target. The pooled step size,
+  // one compromise for both modes, fails that test (the failing case), and its spread of
+  // per-chain acceptance over all chains is much wider.
+  constexpr int d = 2;
+  constexpr std::int64_t C = 512;
+  double const mu[2] = {-6, 6}, sd[2] = {1, 0.1};
+  auto U = ember::gaussian_mixture<float, d, 2>({0.5f, 0.5f}, {vec<float, d>{{-6.f, 0.f}}, vec<float, d>{{6.f, 0.f}}},
+                                                {1.f, 0.1f});
+  std::vector<vec<float, d>> start(C);
+  for (std::int64_t c = 0; c < C; ++c) start[std::size_t(c)] = vec<float, d>{{float(mu[c % 2]), 0.f}};
+  ember::sample_options<float, d> opt{.chains = C, .steps = 400, .seed = 31, .init = start, .progress = false};
+  double const target = 0.574;
+  auto per_mode = [&](auto const& r, int mode) {
+    double m = 0, q = 0, n = 0;
+    for (std::int64_t c = mode; c < C; c += 2) {
+      double const a = double(r.accepted(c)) / double(r.kept_transitions());
+      m += a;
+      q += a * a;
+      ++n;
+    }
+    m /= n;
+    return std::pair{m, std::sqrt(std::max(q / n - m * m, 0.0) * n / (n - 1))};
+  };
+  auto spread = [&](auto const& r) {
+    auto [m0, s0] = per_mode(r, 0);
+    auto [m1, s1] = per_mode(r, 1);
+    double const m = (m0 + m1) / 2;
+    return std::sqrt((s0 * s0 + s1 * s1) / 2 + ((m0 - m) * (m0 - m) + (m1 - m) * (m1 - m)) / 2);
+  };
+  auto per_chain = ember::sample(ember::mala(U, {}) | ember::warmup(1000, ember::step_size(ember::per_chain)), opt);
+  auto pooled = ember::sample(ember::mala(U, {}) | ember::warmup(1000, ember::step_size()), opt);
+  REQUIRE(per_chain.divergent_chains() == 0);
+  REQUIRE(per_chain.adapted().step_sizes.size() == std::size_t(C));
+  bool pooled_fails = false;
+  for (int mode = 0; mode < 2; ++mode) {
+    auto [m, s] = per_mode(per_chain, mode);
+    auto [mp, sp] = per_mode(pooled, mode);
+    double e = 0;
+    for (std::int64_t c = mode; c < C; c += 2) e += std::log(per_chain.adapted().step_sizes[std::size_t(c)]) / double(C / 2);
+    INFO("mode " << mode << " (sd " << sd[mode] << "): per-chain acceptance " << m << " (spread " << s
+                 << ", geometric mean eps " << std::exp(e) << "); pooled " << mp << " (spread " << sp << ", eps "
+                 << pooled.adapted().step_size << ")");
+    CHECK(std::abs(m - target) < z_bound * s);
+    pooled_fails = pooled_fails || std::abs(mp - target) > z_bound * sp;
+    // Post-warm-up moments of the chains in this mode: one draw per chain, N(mu, sd²) per coordinate.
+    double const n = double(C / 2);
+    for (int i = 0; i < d; ++i) {
+      double const centre = i == 0 ? mu[mode] : 0.0;
+      double xm = 0, xq = 0;
+      for (std::int64_t c = mode; c < C; c += 2) xm += double(per_chain.final_state(c)[i]) / n;
+      for (std::int64_t c = mode; c < C; c += 2) xq += std::pow(double(per_chain.final_state(c)[i]) - xm, 2);
+      double const s2 = sd[mode] * sd[mode];
+      double const zm = (xm - centre) / std::sqrt(s2 / n), zv = (xq / (n - 1) - s2) / (s2 * std::sqrt(2 / (n - 1)));
+      INFO("coordinate " << i << ": z of mean " << zm << ", z of variance " << zv);
+      CHECK(std::abs(zm) < z_bound);
+      CHECK(std::abs(zv) < z_bound);
+    }
+  }
+  INFO("spread of per-chain acceptance over all chains: per-chain " << spread(per_chain) << ", pooled " << spread(pooled));
+  CHECK(pooled_fails);
+  CHECK(spread(per_chain) < spread(pooled));
 }

@@ -41,7 +41,8 @@ bool same_bits(R const& a, R const& b) {
          std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(T)) == 0 && a.acceptance_rate() == b.acceptance_rate() &&
          a.divergent_transitions() == b.divergent_transitions() && a.adapted().step_size == b.adapted().step_size &&
          a.adapted().metric_scale == b.adapted().metric_scale &&
-         a.adapted().trajectory_length == b.adapted().trajectory_length;
+         a.adapted().trajectory_length == b.adapted().trajectory_length &&
+         a.adapted().step_sizes == b.adapted().step_sizes;
 }
 
 // The pipeline in one piece against the same pipeline advanced in uneven pieces.
@@ -97,27 +98,38 @@ TEST_CASE("a run split into pieces gives bitwise the draws of the run in one pie
   auto stages = [](auto k) { return k | ember::burn_in(5) | ember::thin(3) | ember::record() | ember::track(ember::moments, ember::acceptance); };
   SECTION("ula") { check_split_both_paths(stages(ember::ula(U, {.step_size = 0.05})), 120); }
   SECTION("mala") { check_split_both_paths(stages(ember::mala(U, {.step_size = 0.3})), 120); }
-  SECTION("hmc") { check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.2, .steps = 4})), 120); }
+  SECTION("hmc") { check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.2, .integrator_steps = 4})), 120); }
   SECTION("hmc with a jittered step size") {
-    check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.3, .steps = 4, .jitter = 0.5})), 120);
+    check_split_both_paths(stages(ember::hmc(U, {.step_size = 0.3, .integrator_steps = 4, .jitter = 0.5})), 120);
   }
   SECTION("mala with step size and diagonal metric adaptation") {
     check_split_both_paths(ember::mala(U, {}) | ember::warmup(160) | ember::thin(2) | ember::record(), 220);
   }
   SECTION("hmc with step size and dense metric adaptation") {
     check_split_both_paths(
-        ember::hmc(U, {.steps = 3}) | ember::warmup(160, ember::step_size(), ember::dense_mass()) | ember::record(), 220);
+        ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(160, ember::step_size(), ember::dense_mass()) | ember::record(), 220);
+  }
+  SECTION("mala with per-chain step sizes and diagonal metric adaptation") {
+    check_split_both_paths(
+        ember::mala(U, {}) | ember::warmup(160, ember::step_size(ember::per_chain), ember::diagonal_mass()) | ember::thin(2) |
+            ember::record(),
+        220);
+  }
+  SECTION("jittered hmc with per-chain step sizes") {
+    check_split_both_paths(ember::hmc(U, {.integrator_steps = 3, .jitter = 0.3}) |
+                               ember::warmup(100, ember::step_size(ember::per_chain, {.target = 0.7})) | ember::record(),
+                           150);
   }
   SECTION("ChEES-HMC") {
     check_split_both_paths(
-        ember::hmc(U, {.step_size = 0.3, .steps = 3}) | ember::warmup(100, ember::step_size(), ember::chees()) | ember::record(),
+        ember::hmc(U, {.step_size = 0.3, .integrator_steps = 3}) | ember::warmup(100, ember::step_size(), ember::chees()) | ember::record(),
         150);
   }
 }
 
 TEST_CASE("a checkpoint loaded and continued gives bitwise the uninterrupted run", "[run][checkpoint]") {
   auto U = mixture();
-  auto pipe = ember::hmc(U, {.steps = 3}) | ember::warmup(120, ember::step_size(), ember::diagonal_mass(), ember::chees()) |
+  auto pipe = ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(120, ember::step_size(), ember::diagonal_mass(), ember::chees()) |
               ember::burn_in(3) | ember::thin(2) | ember::record() | ember::track(ember::moments);
   ember::sample_options<float, D> opt{.chains = 50, .seed = 4};
   auto ref = ember::sample(pipe, {.chains = 50, .steps = 80, .seed = 4});

@@ -60,7 +60,7 @@ TEST_CASE("target neal_funnel (centred): MALA with one step size misses the neck
 
 TEST_CASE("target banana: HMC reproduces its moments", "[targets]") {
   ember::targets::banana<float> t;
-  auto r = ember::sample(ember::hmc(t.energy(), {.step_size = 0.15, .steps = 20}) | ember::burn_in(400),
+  auto r = ember::sample(ember::hmc(t.energy(), {.step_size = 0.15, .integrator_steps = 20}) | ember::burn_in(400),
                          {.chains = 8000, .steps = 1, .seed = 203});
   ember_test::check_target_moments(t, r);
 }
@@ -71,7 +71,7 @@ TEST_CASE("target banana: HMC reproduces its moments", "[targets]") {
 // 1,000 of L = 100 gave 10.7, E x₂² 330 instead of 361): the tails of x₁ take long to fill.
 TEST_CASE("target rosenbrock_pairs: HMC reproduces its moments", "[targets]") {
   ember::targets::rosenbrock_pairs<float> t;
-  auto r = ember::sample(ember::hmc(t.energy(), {.step_size = 0.03, .steps = 100}) | ember::burn_in(1500),
+  auto r = ember::sample(ember::hmc(t.energy(), {.step_size = 0.03, .integrator_steps = 100}) | ember::burn_in(1500),
                          {.chains = 1000, .steps = 1, .seed = 204});
   ember_test::check_target_moments(t, r);
 }

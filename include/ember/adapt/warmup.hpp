@@ -16,11 +16,13 @@
 #include <ember/core/halton.hpp>
 #include <ember/pipeline/pipeline.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 namespace ember {
 
@@ -125,8 +127,11 @@ struct warmup_state {
   static constexpr bool adapts_metric = adapts_diag || adapts_dense;
   static constexpr bool adapts_trajectory = W::template has<chees_adapter>;
   static constexpr bool observes = adapts_step || adapts_trajectory;
+  /// step_size(per_chain): one dual averaging per chain, on the chain's own acceptance probability.
+  static constexpr bool adapts_chain_step = W::template has<per_chain_step_size_adapter>;
 
   dual_averaging da;
+  std::vector<dual_averaging> chain_da;  ///< per chain, with step_size(per_chain)
   pooled_covariance<D, adapts_dense> cov;
   chees_state chees;
   Kernel kernel;  ///< the kernel with the current metric (step size and T come from da and chees)
@@ -140,6 +145,17 @@ struct warmup_state {
       da.target = target;
       double eps0 = double(k.step_size);
       da.restart(std::isfinite(eps0) && eps0 > 0 ? eps0 : 1.0);
+    }
+    if constexpr (adapts_chain_step) {
+      double target = w.template get<per_chain_step_size_adapter>().target;
+      if (!(target > 0)) target = Kernel::target_acceptance;
+      if (!(target < 1)) throw std::invalid_argument("ember::warmup: the target acceptance must be in (0, 1)");
+      da.target = target;
+      double eps0 = double(k.step_size);
+      if (!(std::isfinite(eps0) && eps0 > 0)) eps0 = 1.0;
+      da.restart(eps0);
+      chain_da.assign(std::size_t(chains), da);
+      detail::reassign(kernel, kernel.with_step_size(eps0));  // every chain's first ε
     }
     if constexpr (adapts_trajectory) {
       if (chains < 2) throw std::invalid_argument("ember::warmup: chees() needs at least 2 chains (it adapts from their ensemble)");
@@ -193,8 +209,40 @@ struct warmup_state {
     }
   }
 
-  /// The tuned kernel kept after warm-up.
-  Kernel frozen() const { return tuned(da.final(), chees.final()); }
+  /// With step_size(per_chain), after warm-up transition t: each live chain's dual averaging
+  /// takes its own acceptance probability (slot `accept_prob_slot` of the run's per-chain arrays,
+  /// host memory) and writes its next ε into slot `step_size_slot`, or its ε̄ after the `last`
+  /// warm-up transition. Chain by chain, so the result depends on nothing but the chain.
+  void update_chains(std::int64_t t, mass_windows const& windows, T* slots, std::int64_t stride,
+                     std::uint8_t const* frozen, bool last) {
+    if constexpr (adapts_chain_step) {
+      using state = decltype(kernel.init(vec<T, D>{}));
+      T* eps = slots + std::int64_t(state::step_size_slot) * stride;
+      T const* alpha = slots + std::int64_t(state::accept_prob_slot) * stride;
+      bool const restart = adapts_metric && windows.collects(t) && windows.closes(t);
+      for (std::size_t c = 0; c < chain_da.size(); ++c) {
+        if (frozen[c]) continue;
+        auto& d = chain_da[c];
+        d.update(double(alpha[c]));
+        if (restart) d.restart(d.current());
+        eps[c] = T(last ? d.final() : d.current());
+      }
+    }
+  }
+
+  /// The tuned kernel kept after warm-up. With step_size(per_chain) its own step size is the
+  /// median of the chains' ε̄ (what `adapted().step_size` reports); the chains use their own.
+  Kernel frozen() const {
+    if constexpr (adapts_chain_step) {
+      if (chain_da.empty()) return kernel;
+      std::vector<double> e(chain_da.size());
+      for (std::size_t c = 0; c < e.size(); ++c) e[c] = chain_da[c].final();
+      std::nth_element(e.begin(), e.begin() + std::ptrdiff_t(e.size() / 2), e.end());
+      return kernel.with_step_size(e[e.size() / 2]);
+    } else {
+      return tuned(da.final(), chees.final());
+    }
+  }
 
  private:
   Kernel tuned(double eps, double T) const {
@@ -210,13 +258,15 @@ struct warmup_state {
 /// A pipeline without warm-up: nothing to adapt.
 template <class Kernel>
 struct warmup_state<Kernel, no_warmup> {
-  static constexpr bool observes = false, adapts_trajectory = false;
+  static constexpr bool observes = false, adapts_trajectory = false, adapts_chain_step = false;
   Kernel kernel;
   warmup_state() = default;
   warmup_state(Kernel const& k, no_warmup const&, std::int64_t) : kernel(k) {}
   Kernel kernel_at(std::int64_t) const { return kernel; }
   template <class V, class Reduce>
   void update(std::int64_t, mass_windows const&, V const&, Reduce&&) {}
+  template <class T>
+  void update_chains(std::int64_t, mass_windows const&, T*, std::int64_t, std::uint8_t const*, bool) {}
   Kernel frozen() const { return kernel; }
 };
 

@@ -343,7 +343,7 @@ class backend::cuda::storage {
     auto const kfn = detail::init_chains<P, K>;
     kfn<<<grid(kfn), unsigned(be_.block_size)>>>(kernel, key, init.empty() ? nullptr : x0.data(), io);
     sync("ember::detail::init_chains");
-    dirty_ = true;
+    dirty_ = counters_dirty_ = true;
   }
 
   template <observe Mode, class K>
@@ -368,7 +368,7 @@ class backend::cuda::storage {
                             cudaMemcpyDeviceToHost),
                  "cudaMemcpy(samples)");
     std::swap(a_, b_);
-    dirty_ = true;
+    dirty_ = counters_dirty_ = true;
     return out;
   }
 
@@ -397,7 +397,19 @@ class backend::cuda::storage {
       copy_back(a_.diverged_at, host_.diverged_at);
       copy_back(a_.accepted, host_.accepted);
       copy_back(a_.divergent, host_.divergent);
-      dirty_ = false;
+      dirty_ = counters_dirty_ = false;
+    }
+    return host_;
+  }
+  /// Only the counters of the committed arrays (frozen flags, accepted and divergent counts)
+  /// copied to the host: what a progress report reads, without the chains' state (slots may be
+  /// stale in the returned arrays).
+  chain_arrays<T> const& counters() const {
+    if (counters_dirty_) {
+      copy_back(a_.frozen, host_.frozen);
+      copy_back(a_.accepted, host_.accepted);
+      copy_back(a_.divergent, host_.divergent);
+      counters_dirty_ = false;
     }
     return host_;
   }
@@ -500,7 +512,7 @@ class backend::cuda::storage {
   arrays a_, b_;
   device_vector<T> obs_;
   mutable chain_arrays<T> host_;
-  mutable bool dirty_ = true;
+  mutable bool dirty_ = true, counters_dirty_ = true;
 };
 
 }  // namespace ember

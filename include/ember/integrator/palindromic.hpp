@@ -30,10 +30,12 @@ struct palindromic {
   template <std::size_t J>
   static constexpr double coefficient = Coefficients::value[J];
 
-  template <class E, class S, int D, class Metric>
-    requires(!std::is_arithmetic_v<Metric>)
-  EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& v, element_t<S> eps,
-                                          Metric const& metric, int L) {
+  /// `eps` is one step size for every lane (`element_t<S>`) or one per lane (`S`: per-chain step
+  /// sizes, kernel/per_chain_step_size.hpp).
+  template <class E, class S, int D, class Metric, class H>
+    requires(!std::is_arithmetic_v<Metric> && (std::is_same_v<H, element_t<S>> || std::is_same_v<H, S>))
+  EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& v, H eps, Metric const& metric,
+                                          int L) {
     using T = element_t<S>;
     for (int l = 0; l < L; ++l)
       [&]<std::size_t... J>(std::index_sequence<J...>) {
@@ -64,9 +66,8 @@ struct palindromic {
       s.energy = U.value_and_grad(s.x, s.grad);
     }
   }
-  template <std::size_t J, class E, class S, int D, class Metric>
-  EMBER_HD EMBER_INLINE static void substep(E const& U, chain_state<S, D>& s, vec<S, D>& v, element_t<S> h,
-                                            Metric const& metric) {
+  template <std::size_t J, class E, class S, int D, class Metric, class H>
+  EMBER_HD EMBER_INLINE static void substep(E const& U, chain_state<S, D>& s, vec<S, D>& v, H h, Metric const& metric) {
     // A scalar metric folds into the coefficient: the same arithmetic as plain leapfrog. Kicks and
     // drifts go through fmadd, so `splitting` gives the same bits under every compiler.
     constexpr bool scalar = std::is_same_v<Metric, scalar_metric<element_t<S>>>;
@@ -105,6 +106,12 @@ struct yoshida {
   static constexpr double value[] = {w1 / 2, w1, (w0 + w1) / 2, w0, (w0 + w1) / 2, w1, w1 / 2};
 };
 }  // namespace coefficients
+
+/// Whether an integrator is a `palindromic` one (per-chain step sizes need one).
+template <class I>
+inline constexpr bool is_palindromic = false;
+template <class C>
+inline constexpr bool is_palindromic<palindromic<C>> = true;
 
 /// Velocity Verlet (leapfrog): kick ½, drift 1, kick ½. Second order, one gradient per step.
 using velocity_verlet = palindromic<coefficients::velocity_verlet>;

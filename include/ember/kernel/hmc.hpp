@@ -12,8 +12,10 @@
 ///    so a hand-picked ε·L cannot sit on a resonance of the target (a full or half period);
 ///  - with `.trajectory_length = T` (what ChEES adapts), the number of integrator steps is
 ///    ⌈uₜ T / ε⌉ with uₜ the base-2 Halton number of t + 1 (Hoffman, Radul & Sountsov 2021), at
-///    most `.max_integrator_steps`; otherwise it is `.steps`.
-/// `hmc(U, {.step_size = ε, .steps = L})` returns an `hmc_kernel`, which models `TransitionKernel`.
+///    most `.max_integrator_steps`; otherwise it is `.integrator_steps`.
+/// Under `warmup(n, step_size(per_chain))` each chain has its own ε (jittered by the same
+/// factor), and every chain runs `.integrator_steps` steps (kernel/per_chain_step_size.hpp).
+/// `hmc(U, {.step_size = ε, .integrator_steps = L})` returns an `hmc_kernel`, which models `TransitionKernel`.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
@@ -34,11 +36,11 @@ namespace ember {
 
 struct hmc_options {
   std::optional<double> step_size = std::nullopt;  ///< ε > 0; leave it out when a warm-up adapts it
-  int steps = 1;                         ///< L ≥ 1 integrator steps per transition
+  int integrator_steps = 1;              ///< L ≥ 1 integrator steps per transition
   double mass = 1;                       ///< scalar mass m > 0
   double divergence_threshold = 1000;    ///< ΔH above this marks a divergent transition
   double jitter = 0;                     ///< j in [0, 1): step size jittered over ε(1 ± j)
-  double trajectory_length = 0;          ///< T > 0: ⌈uₜT/ε⌉ integrator steps (ChEES); 0: `steps`
+  double trajectory_length = 0;          ///< T > 0: ⌈uₜT/ε⌉ integrator steps (ChEES); 0: `integrator_steps`
   int max_integrator_steps = 1024;       ///< cap on the steps of one transition with a trajectory length
 };
 
@@ -55,17 +57,17 @@ struct hmc_kernel {
   E energy;
   Metric metric;
   value_type step_size;
-  int steps;
+  int integrator_steps;
   value_type divergence_threshold;
   value_type jitter = 0;
   value_type trajectory_length = 0;
   int max_integrator_steps = 1024;
 
   /// Step size and integrator steps of transition t (host and device; no per-chain value).
-  EMBER_HD int integrator_steps(std::uint32_t t, value_type& eps) const {
+  EMBER_HD int integrator_steps_at(std::uint32_t t, value_type& eps) const {
     eps = step_size;
     if (jitter > 0) eps = value_type(double(step_size) * (1 + double(jitter) * (2 * halton(t + 1, 3) - 1)));
-    if (!(trajectory_length > 0)) return steps;
+    if (!(trajectory_length > 0)) return integrator_steps;
     double n = std::ceil(halton(std::uint64_t(t) + 1, 2) * double(trajectory_length) / double(eps));
     return n < 1 ? 1 : n > max_integrator_steps ? max_integrator_steps : int(n);
   }
@@ -77,12 +79,27 @@ struct hmc_kernel {
 
   template <class S>
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng) const {
-    return transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr));
+    value_type eps;
+    int const L = integrator_steps_at(rng.step, eps);
+    return transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr), eps, L);
   }
   /// The same transition, also reporting where the trajectory ended (for ChEES).
   template <class S>
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng, trajectory_end<S, dim>& end) const {
-    return transition<true>(s, rng, &end);
+    value_type eps;
+    int const L = integrator_steps_at(rng.step, eps);
+    return transition<true>(s, rng, &end, eps, L);
+  }
+  /// The same transition with step size `eps` per lane (each chain its own; per_chain_step_size.hpp),
+  /// jittered by the same factor for every lane, and `.integrator_steps` steps for every lane so a
+  /// SIMD batch or a warp stays in step (a trajectory length is refused there).
+  template <class S>
+  EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng, S const& eps) const {
+    static_assert(is_palindromic<Integrator>,
+                  "ember::hmc: per-chain step sizes need a palindromic integrator (velocity_verlet, mclachlan, yoshida)");
+    value_type f = 1;
+    if (jitter > 0) f = value_type(1 + double(jitter) * (2 * halton(rng.step + 1, 3) - 1));
+    return transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr), eps * S(f), integrator_steps);
   }
 
   /// A copy with another step size.
@@ -94,7 +111,7 @@ struct hmc_kernel {
   /// A copy with another metric (its type may differ: an adapted diagonal or dense one).
   template <class M>
   hmc_kernel<E, Integrator, M> with_metric(M const& m) const {
-    return {energy, m, step_size, steps, divergence_threshold, jitter, trajectory_length, max_integrator_steps};
+    return {energy, m, step_size, integrator_steps, divergence_threshold, jitter, trajectory_length, max_integrator_steps};
   }
   /// A copy integrating for trajectory length T per transition (jittered by ChEES's Halton factor).
   hmc_kernel with_trajectory_length(double T) const {
@@ -105,9 +122,9 @@ struct hmc_kernel {
 
   void validate() const {
     detail::require_step_size(double(step_size), "ember::hmc");
-    if (steps < 1)
+    if (integrator_steps < 1)
       throw std::invalid_argument("ember::hmc: the number of integrator steps must be at least 1, got " +
-                                  std::to_string(steps));
+                                  std::to_string(integrator_steps));
     metric.validate("ember::hmc");
     if (!(divergence_threshold > 0))
       throw std::invalid_argument("ember::hmc: the divergence threshold must be positive (infinity disables it)");
@@ -121,15 +138,14 @@ struct hmc_kernel {
   }
 
  private:
-  template <bool Observe, class S>
-  EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng,
-                                   trajectory_end<S, dim>* end) const {
+  // One trajectory of L steps of size eps (a scalar for all lanes, or one per lane).
+  template <bool Observe, class S, class H>
+  EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng, trajectory_end<S, dim>* end,
+                                   H const& eps, int L) const {
     using T = value_type;
     auto v = rng.template normal<dim>(purpose::proposal);
     S k0 = S(0);
     for (int i = 0; i < dim; ++i) k0 = k0 + v[i] * v[i];
-    value_type eps;
-    int const L = integrator_steps(rng.step, eps);
     chain_state<S, dim> q = s;
     Integrator::steps(energy, q, v, eps, metric, L);
     S k1 = S(0);
@@ -155,7 +171,7 @@ struct hmc_fn {
     hmc_kernel<E, Integrator> k{U,
                                 scalar_metric<T>{T(1.0 / std::sqrt(o.mass))},
                                 T(o.step_size.value_or(std::numeric_limits<double>::quiet_NaN())),
-                                o.steps,
+                                o.integrator_steps,
                                 T(o.divergence_threshold),
                                 T(o.jitter),
                                 T(o.trajectory_length),
@@ -165,7 +181,7 @@ struct hmc_fn {
     return k;
   }
 };
-/// `hmc(U, {.step_size = ε, .steps = L})` with velocity Verlet; `hmc_with<mclachlan>(U, {...})`
+/// `hmc(U, {.step_size = ε, .integrator_steps = L})` with velocity Verlet; `hmc_with<mclachlan>(U, {...})`
 /// picks another palindromic integrator.
 inline constexpr hmc_fn<> hmc{};
 template <class Integrator>

@@ -48,25 +48,13 @@ struct mala_kernel {
 
   template <class S>
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng) const {
+    return transition(s, rng, S(step_size), S(noise_scale), S(inv_4eta));
+  }
+  /// The same transition with step size `eta` per lane (each chain its own; per_chain_step_size.hpp).
+  template <class S>
+  EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng, S const& eta) const {
     using T = value_type;
-    auto xi = rng.template normal<dim>(purpose::proposal);
-    decltype(auto) u = metric.apply_transpose(s.grad);
-    vec<S, dim> w;
-    for (int i = 0; i < dim; ++i) w[i] = S(noise_scale) * xi[i] - S(step_size) * u[i];
-    decltype(auto) lw = metric.apply(w);
-    chain_state<S, dim> p;
-    for (int i = 0; i < dim; ++i) p.x[i] = s.x[i] + lw[i];
-    p.energy = energy.value_and_grad(p.x, p.grad);
-    decltype(auto) u1 = metric.apply_transpose(p.grad);
-    // log q(x | x') − log q(x' | x): the forward term is |ξ|²/2.
-    S fwd = S(0), rev = S(0);
-    for (int i = 0; i < dim; ++i) {
-      S d = S(step_size) * (u[i] + u1[i]) - S(noise_scale) * xi[i];
-      rev = rev + d * d;
-      fwd = fwd + xi[i] * xi[i];
-    }
-    S log_ratio = s.energy - p.energy + S(T(0.5)) * fwd - S(inv_4eta) * rev;
-    return metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept), !is_finite(p.energy));
+    return transition(s, rng, eta, sqrt(S(T(2)) * eta), S(T(0.25)) / eta);
   }
 
   /// A copy with another step size (its derived constants recomputed).
@@ -82,6 +70,32 @@ struct mala_kernel {
   void validate() const {
     detail::require_step_size(double(step_size), "ember::mala");
     metric.validate("ember::mala");
+  }
+
+ private:
+  // eta, √(2η) and 1/(4η) as lanes: broadcasts of the kernel's constants, or per chain.
+  template <class S>
+  EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng, S const& eta, S const& noise,
+                                   S const& inv4eta) const {
+    using T = value_type;
+    auto xi = rng.template normal<dim>(purpose::proposal);
+    decltype(auto) u = metric.apply_transpose(s.grad);
+    vec<S, dim> w;
+    for (int i = 0; i < dim; ++i) w[i] = noise * xi[i] - eta * u[i];
+    decltype(auto) lw = metric.apply(w);
+    chain_state<S, dim> p;
+    for (int i = 0; i < dim; ++i) p.x[i] = s.x[i] + lw[i];
+    p.energy = energy.value_and_grad(p.x, p.grad);
+    decltype(auto) u1 = metric.apply_transpose(p.grad);
+    // log q(x | x') − log q(x' | x): the forward term is |ξ|²/2.
+    S fwd = S(0), rev = S(0);
+    for (int i = 0; i < dim; ++i) {
+      S d = eta * (u[i] + u1[i]) - noise * xi[i];
+      rev = rev + d * d;
+      fwd = fwd + xi[i] * xi[i];
+    }
+    S log_ratio = s.energy - p.energy + S(T(0.5)) * fwd - inv4eta * rev;
+    return metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept), !is_finite(p.energy));
   }
 };
 

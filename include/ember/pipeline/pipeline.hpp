@@ -5,11 +5,13 @@
 /// The pipeline is a type: which stages it has is known at compile time, and their run-time
 /// numbers (warm-up, burn-in, thinning) fold into one `schedule`. A run (run.hpp) advances it in
 /// fused chunks (pipeline/fused_loop.hpp). A warm-up that adapts a metric rebinds the kernel to
-/// one with a diagonal or dense metric here, so the pipeline's kernel type is the tuned one.
+/// one with a diagonal or dense metric here, so the pipeline's kernel type is the tuned one;
+/// `step_size(per_chain)` wraps it in `per_chain_step_size` (each chain carries its own ε).
 
 #include <ember/core/concepts.hpp>
 #include <ember/detail/kernel_diagnosis.hpp>
 #include <ember/kernel/metric.hpp>
+#include <ember/kernel/per_chain_step_size.hpp>
 #include <ember/pipeline/stages.hpp>
 
 #include <cstdint>
@@ -91,22 +93,31 @@ auto rebind_for_warmup(Kernel const& k, W const&) {
   using T = typename Kernel::value_type;
   constexpr int D = Kernel::dim;
   constexpr bool needs_metric = W::template has<diagonal_mass_adapter> || W::template has<dense_mass_adapter>;
-  constexpr bool needs_acceptance = W::template has<step_size_adapter> || W::template has<chees_adapter>;
+  constexpr bool per_chain = W::template has<per_chain_step_size_adapter>;
+  constexpr bool needs_acceptance = W::template has<step_size_adapter> || W::template has<chees_adapter> || per_chain;
   static_assert(!needs_metric || has_metric<Kernel>,
                 "ember::warmup: diagonal_mass() and dense_mass() need a kernel with a metric (mala, hmc)");
   static_assert(!needs_acceptance || requires { Kernel::target_acceptance; },
                 "ember::warmup: step_size() and chees() need a Metropolis-adjusted kernel (mala, hmc)");
   static_assert(!W::template has<chees_adapter> || requires { k.with_trajectory_length(1.0); },
                 "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
-  if constexpr (W::template has<diagonal_mass_adapter>) {
-    diagonal_metric<T, D> m;
-    for (int i = 0; i < D; ++i) m.scale[i] = T(1);
-    return k.with_metric(m);
-  } else if constexpr (W::template has<dense_mass_adapter>) {
-    return k.with_metric(dense_metric<T, D>::identity());
-  } else {
-    return k;
-  }
+  static_assert(!per_chain || requires(chain_state<T, D>& s, chain_rng<T> const& rng) { k.step(s, rng, T(1)); },
+                "ember::warmup: step_size(per_chain) needs a kernel that takes a step size per chain (mala, hmc)");
+  auto rebound = [&] {
+    if constexpr (W::template has<diagonal_mass_adapter>) {
+      diagonal_metric<T, D> m;
+      for (int i = 0; i < D; ++i) m.scale[i] = T(1);
+      return k.with_metric(m);
+    } else if constexpr (W::template has<dense_mass_adapter>) {
+      return k.with_metric(dense_metric<T, D>::identity());
+    } else {
+      return k;
+    }
+  }();
+  if constexpr (per_chain)
+    return per_chain_step_size<decltype(rebound)>{rebound};
+  else
+    return rebound;
 }
 
 inline std::int64_t checked_add(std::int64_t a, std::int64_t b, char const* what) {

@@ -52,6 +52,19 @@ struct track_stage {
 struct step_size_adapter {
   double target = 0;
 };
+/// `step_size(per_chain)`: each chain its own step size, by its own dual averaging on its own
+/// acceptance probability (same constants and target defaults as `step_size()`), kept per chain
+/// after warm-up. A distinct type rather than a flag, because it changes the kernel a run
+/// executes (each chain carries its ε in its state, adapt/warmup.hpp); the pooled `step_size()`
+/// stays the default and its loop is unchanged. Not with `chees()`: a SIMD batch or a warp
+/// integrates its chains in step, so ⌈uT/ε⌉ cannot differ between chains.
+struct per_chain_step_size_adapter {
+  double target = 0;
+};
+/// The tag of `step_size(per_chain)`.
+struct per_chain_t {};
+inline constexpr per_chain_t per_chain{};
+
 /// A diagonal metric (inverse mass = the target's variances) estimated in Stan's growing windows
 /// from the draws of all chains pooled, regularised as Stan does.
 struct diagonal_mass_adapter {};
@@ -64,6 +77,7 @@ struct chees_adapter {
 };
 
 inline constexpr step_size_adapter step_size(step_size_adapter o = {}) { return o; }
+inline constexpr per_chain_step_size_adapter step_size(per_chain_t, step_size_adapter o = {}) { return {o.target}; }
 inline constexpr diagonal_mass_adapter diagonal_mass() { return {}; }
 inline constexpr dense_mass_adapter dense_mass() { return {}; }
 inline constexpr chees_adapter chees(chees_adapter o = {}) { return o; }
@@ -73,13 +87,19 @@ inline constexpr chees_adapter chees(chees_adapter o = {}) { return o; }
 /// step size and diagonal metric.
 template <class... Adapters>
 struct warmup_stage {
-  static_assert(((std::is_same_v<Adapters, step_size_adapter> || std::is_same_v<Adapters, diagonal_mass_adapter> ||
-                  std::is_same_v<Adapters, dense_mass_adapter> || std::is_same_v<Adapters, chees_adapter>) && ...),
-                "ember::warmup takes step_size(), diagonal_mass(), dense_mass() and chees()");
+  static_assert(((std::is_same_v<Adapters, step_size_adapter> || std::is_same_v<Adapters, per_chain_step_size_adapter> ||
+                  std::is_same_v<Adapters, diagonal_mass_adapter> || std::is_same_v<Adapters, dense_mass_adapter> ||
+                  std::is_same_v<Adapters, chees_adapter>) && ...),
+                "ember::warmup takes step_size(), step_size(per_chain), diagonal_mass(), dense_mass() and chees()");
   template <class A>
   static constexpr bool has = (std::is_same_v<A, Adapters> || ...);
   static_assert(!(has<diagonal_mass_adapter> && has<dense_mass_adapter>),
                 "ember::warmup: choose diagonal_mass() or dense_mass(), not both");
+  static_assert(!(has<step_size_adapter> && has<per_chain_step_size_adapter>),
+                "ember::warmup: choose step_size() or step_size(per_chain), not both");
+  static_assert(!(has<per_chain_step_size_adapter> && has<chees_adapter>),
+                "ember::warmup: step_size(per_chain) cannot be combined with chees(): a SIMD batch or a warp "
+                "integrates its chains in step, so the number of integrator steps uT/eps cannot differ between chains");
   std::int64_t n;
   std::tuple<Adapters...> adapters;
   template <class A>
