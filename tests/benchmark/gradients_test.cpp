@@ -36,5 +36,5 @@ TEST_CASE("a matrix row counts L gradients per adapted-HMC transition and ChEES'
   auto const& chees = out.rows()[1];
   CHECK(chees.grads_sampling == std::floor(chees.grads_sampling));
   CHECK(chees.grads_sampling > 2 * 100);  // ⌈uₜT/ε⌉ per transition, not one
-  CHECK(chees.grads_warmup > 2 * 200);
+  CHECK(chees.grads_warmup > 200);  // T starts at ε: one step at first, more as T grows
 }

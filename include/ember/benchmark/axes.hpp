@@ -15,4 +15,4 @@ struct run_axes {
   std::uint64_t seed = 1;
 };
 
-} // namespace ember::benchmark
+}  // namespace ember::benchmark

@@ -41,7 +41,7 @@ inline std::int64_t positive_integer(std::string const& flag, std::string const&
     throw std::invalid_argument("ember benchmark: " + flag + " takes a positive integer, got '" + text + "'");
   return v;
 }
-} // namespace detail
+}  // namespace detail
 
 /// The axes and options from the command line; throws `std::invalid_argument` with a sentence
 /// naming the bad flag.
@@ -122,4 +122,4 @@ inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget
   return 0;
 }
 
-} // namespace ember::benchmark
+}  // namespace ember::benchmark

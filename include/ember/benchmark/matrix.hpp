@@ -41,4 +41,4 @@ report& run_matrix(report& out, Targets const& targets, Samplers const& samplers
   return out;
 }
 
-} // namespace ember::benchmark
+}  // namespace ember::benchmark

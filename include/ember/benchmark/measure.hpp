@@ -43,18 +43,6 @@ template <class B>
 constexpr char const* backend_name() {
   return std::is_same_v<B, backend::cuda> ? "cuda" : "cpu";
 }
-// Why a configuration cannot run, decided at compile time ("" if it can).
-template <class Sampler, class Energy, class Backend>
-std::string compile_time_skip(Sampler const& s) {
-  if constexpr (std::is_same_v<Backend, backend::cuda>) {
-#ifndef __CUDACC__
-    return "backend::cuda needs nvcc: this translation unit was compiled by a host compiler";
-#endif
-  }
-  if constexpr (Sampler::needs_gradient && !DifferentiableEnergy<Energy>)
-    return std::string(s.name) + " needs a gradient and this energy has no value_and_grad";
-  return "";
-}
 // Whether this translation unit can run on Backend (CUDA needs nvcc).
 template <class Backend>
 #ifdef __CUDACC__
@@ -70,18 +58,16 @@ inline bool cuda_device_present() {
   return false;
 #endif
 }
-} // namespace detail
+}  // namespace detail
 
 /// Runs one configuration for every chain count of `axes` and adds a row per count to `out`.
 /// `id` names the configuration's translation unit (for its compile time), if it has its own.
 template <class Target, class Sampler, class T, class Backend>
 void measure(report& out, Target const& target, Sampler const& sampler, boost::hana::basic_type<T>,
              boost::hana::basic_type<Backend>, run_axes const& axes, std::string const& id = "") {
-  auto const instance = target.template make<T>();
-  using instance_type = std::remove_cvref_t<decltype(instance)>;
-  using energy_type = std::remove_cvref_t<decltype(instance.energy())>;
+  using instance_type = decltype(target.template make<T>());
   constexpr int D = instance_type::dim;
-  for (std::int64_t chains : axes.chains) {
+  auto const row = [&](std::int64_t chains) {
     configuration_metrics m;
     m.target = target.name;
     m.sampler = sampler.name;
@@ -94,62 +80,78 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
     m.target_acceptance = sampler.target_acceptance;
     if (!id.empty())
       m.compile_s = out.compile_seconds(id);
-    m.skipped = detail::compile_time_skip<Sampler, energy_type, Backend>(sampler);
-    if constexpr (std::is_same_v<Backend, backend::cuda>) {
-      if (m.skipped.empty() && !detail::cuda_device_present())
-        m.skipped = "no CUDA device on this machine";
-    }
-    if (!m.skipped.empty()) {
+    return m;
+  };
+  // Decided before anything of the target is compiled, so a skipped configuration costs nothing.
+  if constexpr (!detail::compiled_for<Backend>) {
+    for (std::int64_t chains : axes.chains) {
+      auto m = row(chains);
+      m.skipped = "backend::cuda needs nvcc: this translation unit was compiled by a host compiler";
       out.add(m);
-      continue;
     }
-    if constexpr (detail::compiled_for<Backend> && (!Sampler::needs_gradient || DifferentiableEnergy<energy_type>)) {
-      auto const energy = instance.energy();
-      auto const pipe = sampler(energy, axes.warmup) | record();
-      auto r = start(pipe, {.chains = m.chains, .seed = axes.seed, .progress = false}, Backend{});
-      using clock = std::chrono::steady_clock;
-      auto const t0 = clock::now();
-      double grads = 0;
-      if constexpr (requires { r.kernel().trajectory_length; }) {
-        // HMC: the warm-up may change the steps per transition, so step through it.
-        for (std::int64_t t = 0; t < axes.warmup; ++t) {
-          grads += gradients_of_transition(r.kernel(), t);
-          r.advance(1);
-        }
-      } else {
-        grads = gradients_of_transition(r.kernel(), 0) * double(axes.warmup);
-        r.advance(axes.warmup);
+  } else {
+    auto const instance = target.template make<T>();
+    using energy_type = std::remove_cvref_t<decltype(instance.energy())>;
+    for (std::int64_t chains : axes.chains) {
+      configuration_metrics m = row(chains);
+      if constexpr (Sampler::needs_gradient && !DifferentiableEnergy<energy_type>)
+        m.skipped = std::string(sampler.name) + " needs a gradient and this energy has no value_and_grad";
+      if constexpr (std::is_same_v<Backend, backend::cuda>) {
+        if (m.skipped.empty() && !detail::cuda_device_present())
+          m.skipped = "no CUDA device on this machine";
       }
-      auto const t1 = clock::now();
-      r.advance(axes.draws);
-      auto const t2 = clock::now();
-      m.warmup_s = std::chrono::duration<double>(t1 - t0).count();
-      m.sampling_s = std::chrono::duration<double>(t2 - t1).count();
-      m.grads_warmup = grads;
-      auto const k = r.kernel();
-      std::vector<double> cumulative(std::size_t(axes.draws + 1), 0.0);
-      for (std::int64_t n = 0; n < axes.draws; ++n)
-        cumulative[std::size_t(n + 1)] = cumulative[std::size_t(n)] + gradients_of_transition(k, axes.warmup + n);
-      m.grads_sampling = cumulative.back();
-
-      auto const res = r.result();
-      m.acceptance = res.acceptance_rate();
-      m.divergences = res.divergent_transitions() + res.divergent_chains();
-      // The reported coordinates of every kept draw, [d][c][i], so each chain's series is contiguous.
-      auto const s = res.samples();
-      std::int64_t const C = m.chains, N = axes.draws;
-      std::vector<double> xs(std::size_t(D * C * N));
-      for (std::int64_t c = 0; c < C; ++c)
-        for (std::int64_t i = 0; i < N; ++i) {
-          auto const y = instance.reported(s.draw(i, c));
-          for (int d = 0; d < D; ++d)
-            xs[std::size_t((d * C + c) * N + i)] = y[d];
+      if (!m.skipped.empty()) {
+        out.add(m);
+        continue;
+      }
+      if constexpr (!Sampler::needs_gradient || DifferentiableEnergy<energy_type>) {
+        auto const energy = instance.energy();
+        auto const pipe = sampler(energy, axes.warmup) | record();
+        auto r = start(pipe, {.chains = m.chains, .seed = axes.seed, .progress = false}, Backend{});
+        using clock = std::chrono::steady_clock;
+        auto const t0 = clock::now();
+        double grads = 0;
+        if constexpr (requires { r.kernel().trajectory_length; }) {
+          // HMC: the warm-up may change the steps per transition, so step through it.
+          for (std::int64_t t = 0; t < axes.warmup; ++t) {
+            grads += gradients_of_transition(r.kernel(), t);
+            r.advance(1);
+          }
+        } else {
+          grads = gradients_of_transition(r.kernel(), 0) * double(axes.warmup);
+          r.advance(axes.warmup);
         }
-      out.statistics(m, xs, D, C, N, view_of(instance.reference()), cumulative);
-      finish(m);
+        auto const t1 = clock::now();
+        r.advance(axes.draws);
+        auto const t2 = clock::now();
+        m.warmup_s = std::chrono::duration<double>(t1 - t0).count();
+        m.sampling_s = std::chrono::duration<double>(t2 - t1).count();
+        m.grads_warmup = grads;
+        auto const k = r.kernel();
+        std::vector<double> cumulative(std::size_t(axes.draws + 1), 0.0);
+        for (std::int64_t n = 0; n < axes.draws; ++n)
+          cumulative[std::size_t(n + 1)] = cumulative[std::size_t(n)] + gradients_of_transition(k, axes.warmup + n);
+        m.grads_sampling = cumulative.back();
+
+        auto const res = r.result();
+        m.acceptance = res.acceptance_rate();
+        m.divergences = res.divergent_transitions() + res.divergent_chains();
+        // The reported coordinates of every kept draw, [d][c][i], so each chain's series is contiguous.
+        auto const s = res.samples();
+        std::int64_t const C = m.chains, N = axes.draws;
+        std::vector<double> xs(std::size_t(D * C * N));
+        for (std::int64_t c = 0; c < C; ++c)
+          for (std::int64_t i = 0; i < N; ++i) {
+            auto const y = instance.reported(s.draw(i, c));
+            for (int d = 0; d < D; ++d)
+              xs[std::size_t((d * C + c) * N + i)] = y[d];
+          }
+        out.statistics(m, xs, D, C, N, view_of(instance.reference()), cumulative);
+        finish(m);
+      }
+      out.add(m);
     }
-    out.add(m);
   }
 }
 
-} // namespace ember::benchmark
+}  // namespace ember::benchmark

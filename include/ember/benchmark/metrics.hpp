@@ -176,4 +176,4 @@ inline void finish(configuration_metrics& m) {
   m.health = h.empty() ? "ok" : h;
 }
 
-} // namespace ember::benchmark
+}  // namespace ember::benchmark

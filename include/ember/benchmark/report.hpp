@@ -48,7 +48,7 @@ inline std::string cell(double v, char const* fmt = "%.3g") {
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
 }
-} // namespace detail
+}  // namespace detail
 
 /// One configuration as one JSON line (no trailing newline). A skipped configuration has null for
 /// everything it did not measure and its reason under "skipped".
@@ -177,4 +177,4 @@ private:
                       std::span<double const>);
 };
 
-} // namespace ember::benchmark
+}  // namespace ember::benchmark

@@ -83,4 +83,4 @@ struct ula_sampler {
   }
 };
 
-} // namespace ember::benchmark
+}  // namespace ember::benchmark

@@ -31,4 +31,4 @@ target<Family, std::decay_t<Args>...> make_target(char const* name, Args&&... ar
   return {name, std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...)};
 }
 
-} // namespace ember::benchmark
+}  // namespace ember::benchmark
