@@ -15,7 +15,6 @@
 
 #include <ember/benchmark/measure.hpp>
 
-#include <boost/hana/at.hpp>
 #include <boost/hana/cartesian_product.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/length.hpp>
