@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""ESS per second of every measured configuration, per target and sampler, on a log scale.
+
+usage: python3 bench/matrix/plot.py OUT.png RESULTS.jsonl [MORE.jsonl ...]
+
+Reads the JSON lines of the benchmark matrix (ember's, and bench/peers' in the same format);
+skipped rows are left out. A configuration that failed a health gate is drawn pale and hatched
+with a red edge and its gates written above it: its speed is not a result. Needs only matplotlib.
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main(out, paths):
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            rows += [json.loads(line) for line in f if line.strip().startswith("{")]
+    rows = [r for r in rows if r["skipped"] is None and r["ess_per_s"] is not None]
+    if not rows:
+        sys.exit("plot.py: no measured configurations in " + ", ".join(paths))
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    series = list(dict.fromkeys((r["impl"], r["sampler"], r["precision"], r["backend"]) for r in rows))
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(11, 0.22 * len(targets) * len(series)), 6))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, key in enumerate(series):
+        label = " ".join(key)
+        for i, t in enumerate(targets):
+            match = [r for r in rows if r["target"] == t and (r["impl"], r["sampler"], r["precision"], r["backend"]) == key]
+            if not match:
+                continue
+            r = match[0]
+            x = i - 0.4 + (k + 0.5) * width
+            healthy = r["health"] == "ok"
+            ax.bar(x, r["ess_per_s"], width, color=colors[k % len(colors)], alpha=1.0 if healthy else 0.3,
+                   hatch=None if healthy else "xxx", edgecolor="black" if healthy else "red", linewidth=0.5,
+                   label=label)
+            label = None  # one legend entry per series
+            if not healthy:
+                ax.text(x, r["ess_per_s"] * 1.2, r["health"].replace(",", " "), ha="center", va="bottom",
+                        fontsize=5, color="red", rotation=90)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(targets)))
+    ax.set_xticklabels(targets, rotation=25, ha="right")
+    ax.set_ylabel("ESS/s: min over coordinates of bulk ESS of x and x², per sampling second")
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("Benchmark matrix: ESS per second (pale, hatched red: a health gate failed)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=130)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2:])

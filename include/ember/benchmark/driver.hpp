@@ -1,0 +1,125 @@
+#pragma once
+/// \file
+/// `drive(argc, argv, times_dir, cpu_budget_s, cuda_budget_s, configurations)`: the `main` of a
+/// matrix built by `ember_add_benchmark_matrix`, one function per configuration (each in its own
+/// translation unit). Reads the run-time axes from the command line, runs the configurations
+/// (those whose id contains `--only`'s text), writes one JSON line per configuration and prints
+/// the table with the compile-time budget check.
+///
+///     --chains 64,128   chain counts (one row each)      --warmup 1000   warm-up transitions
+///     --draws 1000      kept draws per chain              --seed 1
+///     --only TEXT       configurations whose id contains TEXT (ids: target__sampler__precision__backend)
+///     --jsonl FILE      JSON lines to FILE instead of standard output
+
+#include <ember/benchmark/axes.hpp>
+#include <ember/benchmark/report.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace ember::benchmark {
+
+/// One generated configuration: its id and the function that measures it.
+using configuration_fn = void (*)(report&, run_axes const&);
+
+namespace detail {
+inline std::int64_t positive_integer(std::string const& flag, std::string const& text) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (std::exception const&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 1)
+    throw std::invalid_argument("ember benchmark: " + flag + " takes a positive integer, got '" + text + "'");
+  return v;
+}
+}  // namespace detail
+
+/// The axes and options from the command line; throws `std::invalid_argument` with a sentence
+/// naming the bad flag.
+struct command_line {
+  run_axes axes;
+  std::string only, jsonl;
+  bool help = false;
+
+  static command_line parse(int argc, char** argv) {
+    command_line c;
+    for (int i = 1; i < argc; ++i) {
+      std::string const flag = argv[i];
+      if (flag == "--help" || flag == "-h") {
+        c.help = true;
+        continue;
+      }
+      if (i + 1 >= argc)
+        throw std::invalid_argument("ember benchmark: " + flag + " needs a value (see --help)");
+      std::string const value = argv[++i];
+      if (flag == "--chains") {
+        c.axes.chains.clear();
+        std::size_t from = 0;
+        while (from <= value.size()) {
+          std::size_t const comma = std::min(value.find(',', from), value.size());
+          c.axes.chains.push_back(detail::positive_integer(flag, value.substr(from, comma - from)));
+          from = comma + 1;
+        }
+      } else if (flag == "--warmup") {
+        c.axes.warmup = detail::positive_integer(flag, value);
+      } else if (flag == "--draws") {
+        c.axes.draws = detail::positive_integer(flag, value);
+      } else if (flag == "--seed") {
+        c.axes.seed = std::uint64_t(detail::positive_integer(flag, value));
+      } else if (flag == "--only") {
+        c.only = value;
+      } else if (flag == "--jsonl") {
+        c.jsonl = value;
+      } else {
+        throw std::invalid_argument("ember benchmark: unknown option " + flag + " (see --help)");
+      }
+    }
+    if (c.axes.draws < 4)
+      throw std::invalid_argument("ember benchmark: --draws must be at least 4 (split-R̂ needs two halves of 2)");
+    return c;
+  }
+};
+
+inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget_s, double cuda_budget_s,
+                 std::initializer_list<std::pair<char const*, configuration_fn>> configurations) {
+  command_line cl;
+  try {
+    cl = command_line::parse(argc, argv);
+  } catch (std::invalid_argument const& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  if (cl.help) {
+    std::cout << "usage: " << argv[0]
+              << " [--chains 64,128] [--warmup 1000] [--draws 1000] [--seed 1] [--only TEXT] [--jsonl FILE]\n"
+                 "configurations:\n";
+    for (auto const& [id, f] : configurations)
+      std::cout << "  " << id << "\n";
+    return 0;
+  }
+  std::ofstream file;
+  if (!cl.jsonl.empty()) {
+    file.open(cl.jsonl);
+    if (!file) {
+      std::cerr << "ember benchmark: cannot write " << cl.jsonl << "\n";
+      return 2;
+    }
+  }
+  report out(cl.jsonl.empty() ? &std::cout : &file, times_dir);
+  for (auto const& [id, f] : configurations)
+    if (std::string(id).find(cl.only) != std::string::npos)
+      f(out, cl.axes);
+  out.print_table(std::cout, cpu_budget_s, cuda_budget_s);
+  return 0;
+}
+
+}  // namespace ember::benchmark

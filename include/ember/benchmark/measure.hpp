@@ -1,0 +1,157 @@
+#pragma once
+/// \file
+/// `measure(report, target, sampler, type_c<T>, type_c<Backend>, axes)`: one configuration of a
+/// benchmark matrix, run once per chain count of `axes` and added to `report`. For each: the
+/// target's instance in precision T, the sampler's pipeline on its energy with `record()`, a run
+/// (run.hpp) advanced through the warm-up and then through the draws, each timed apart; gradient
+/// evaluations counted exactly (`gradients_of_transition` at every transition, with the kernel
+/// of that transition: ChEES changes the trajectory length during warm-up); then the metrics of
+/// metrics.hpp from the draws of the reported coordinates.
+///
+/// A configuration that cannot make sense is skipped at compile time, with the reason in its
+/// row, instead of failing to compile: a sampler that needs a gradient on an energy without one,
+/// or `backend::cuda` in a translation unit not compiled by nvcc. Without a GPU at run time a
+/// CUDA configuration is skipped likewise.
+
+#include <ember/benchmark/axes.hpp>
+#include <ember/benchmark/report.hpp>
+#include <ember/benchmark/samplers.hpp>
+#include <ember/benchmark/target.hpp>
+#include <ember/core/concepts.hpp>
+#include <ember/run.hpp>
+
+#include <boost/hana/type.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ember::backend {
+struct cuda; // defined in backend/cuda.cuh, which only nvcc compiles
+}
+
+namespace ember::benchmark {
+
+namespace detail {
+template <class T>
+constexpr char const* precision_name() {
+  return std::is_same_v<T, float> ? "float" : "double";
+}
+template <class B>
+constexpr char const* backend_name() {
+  return std::is_same_v<B, backend::cuda> ? "cuda" : "cpu";
+}
+// Whether this translation unit can run on Backend (CUDA needs nvcc).
+template <class Backend>
+#ifdef __CUDACC__
+inline constexpr bool compiled_for = true;
+#else
+inline constexpr bool compiled_for = !std::is_same_v<Backend, backend::cuda>;
+#endif
+inline bool cuda_device_present() {
+#ifdef __CUDACC__
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+#else
+  return false;
+#endif
+}
+}  // namespace detail
+
+/// Runs one configuration for every chain count of `axes` and adds a row per count to `out`.
+/// `id` names the configuration's translation unit (for its compile time), if it has its own.
+template <class Target, class Sampler, class T, class Backend>
+void measure(report& out, Target const& target, Sampler const& sampler, boost::hana::basic_type<T>,
+             boost::hana::basic_type<Backend>, run_axes const& axes, std::string const& id = "") {
+  using instance_type = decltype(target.template make<T>());
+  constexpr int D = instance_type::dim;
+  auto const row = [&](std::int64_t chains) {
+    configuration_metrics m;
+    m.target = target.name;
+    m.sampler = sampler.name;
+    m.precision = detail::precision_name<T>();
+    m.backend = detail::backend_name<Backend>();
+    m.chains = target.max_chains > 0 ? std::min(chains, target.max_chains) : chains;
+    m.warmup = axes.warmup;
+    m.draws = axes.draws;
+    m.dim = D;
+    m.target_acceptance = sampler.target_acceptance;
+    if (!id.empty())
+      m.compile_s = out.compile_seconds(id);
+    return m;
+  };
+  // Decided before anything of the target is compiled, so a skipped configuration costs nothing.
+  if constexpr (!detail::compiled_for<Backend>) {
+    for (std::int64_t chains : axes.chains) {
+      auto m = row(chains);
+      m.skipped = "backend::cuda needs nvcc: this translation unit was compiled by a host compiler";
+      out.add(m);
+    }
+  } else {
+    auto const instance = target.template make<T>();
+    using energy_type = std::remove_cvref_t<decltype(instance.energy())>;
+    for (std::int64_t chains : axes.chains) {
+      configuration_metrics m = row(chains);
+      if constexpr (Sampler::needs_gradient && !DifferentiableEnergy<energy_type>)
+        m.skipped = std::string(sampler.name) + " needs a gradient and this energy has no value_and_grad";
+      if constexpr (std::is_same_v<Backend, backend::cuda>) {
+        if (m.skipped.empty() && !detail::cuda_device_present())
+          m.skipped = "no CUDA device on this machine";
+      }
+      if (!m.skipped.empty()) {
+        out.add(m);
+        continue;
+      }
+      if constexpr (!Sampler::needs_gradient || DifferentiableEnergy<energy_type>) {
+        auto const energy = instance.energy();
+        auto const pipe = sampler(energy, axes.warmup) | record();
+        auto r = start(pipe, {.chains = m.chains, .seed = axes.seed, .progress = false}, Backend{});
+        using clock = std::chrono::steady_clock;
+        auto const t0 = clock::now();
+        double grads = 0;
+        if constexpr (requires { r.kernel().trajectory_length; }) {
+          // HMC: the warm-up may change the steps per transition, so step through it.
+          for (std::int64_t t = 0; t < axes.warmup; ++t) {
+            grads += gradients_of_transition(r.kernel(), t);
+            r.advance(1);
+          }
+        } else {
+          grads = gradients_of_transition(r.kernel(), 0) * double(axes.warmup);
+          r.advance(axes.warmup);
+        }
+        auto const t1 = clock::now();
+        r.advance(axes.draws);
+        auto const t2 = clock::now();
+        m.warmup_s = std::chrono::duration<double>(t1 - t0).count();
+        m.sampling_s = std::chrono::duration<double>(t2 - t1).count();
+        m.grads_warmup = grads;
+        auto const k = r.kernel();
+        std::vector<double> cumulative(std::size_t(axes.draws + 1), 0.0);
+        for (std::int64_t n = 0; n < axes.draws; ++n)
+          cumulative[std::size_t(n + 1)] = cumulative[std::size_t(n)] + gradients_of_transition(k, axes.warmup + n);
+        m.grads_sampling = cumulative.back();
+
+        auto const res = r.result();
+        m.acceptance = res.acceptance_rate();
+        m.divergences = res.divergent_transitions() + res.divergent_chains();
+        // The reported coordinates of every kept draw, [d][c][i], so each chain's series is contiguous.
+        auto const s = res.samples();
+        std::int64_t const C = m.chains, N = axes.draws;
+        std::vector<double> xs(std::size_t(D * C * N));
+        for (std::int64_t c = 0; c < C; ++c)
+          for (std::int64_t i = 0; i < N; ++i) {
+            auto const y = instance.reported(s.draw(i, c));
+            for (int d = 0; d < D; ++d)
+              xs[std::size_t((d * C + c) * N + i)] = y[d];
+          }
+        out.statistics(m, xs, D, C, N, view_of(instance.reference()), cumulative);
+        finish(m);
+      }
+      out.add(m);
+    }
+  }
+}
+
+}  // namespace ember::benchmark

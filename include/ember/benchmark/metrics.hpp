@@ -1,0 +1,179 @@
+#pragma once
+/// \file
+/// `configuration_metrics`: what a benchmark matrix measures for one configuration, field for
+/// field the JSON line of docs/benchmarking.md (shared with bench/peers, so ember, BlackJAX and
+/// NumPyro rows go through one ratio script). NaN stands for JSON null.
+///
+/// `measure_draws(m, xs, dim, chains, draws, reference, gradients)` fills the statistics from the
+/// kept draws of the reported coordinates, xs[(d·chains + c)·draws + i] = coordinate d of draw i
+/// of chain c:
+///  - per coordinate, `diagnose` (diagnostics/convergence.hpp, Vehtari et al. 2021) of xᵢ and of
+///    xᵢ²: ess_bulk_x, ess_tail_x, rhat_max from xᵢ; ess_bulk_x2 from xᵢ²; each the minimum
+///    (R̂: maximum) over coordinates;
+///  - b² (Robnik et al., the MAMS and LAPS papers): m̂ᵢ(n) is the mean of xᵢ² over all chains and
+///    their first n draws, Vᵢ the variance of xᵢ² over all draws, bᵢ²(n) = (m̂ᵢ(n) − E[xᵢ²])²/Vᵢ;
+///    b2_avg and b2_max are the mean and the maximum over i at n = N, and grads_to_b2_avg/max
+///    the gradients per chain up to the first n from which that curve stays below 0.01;
+///  - the bias z-scores: |mean − E| / √(MCSE² + se_ref²) for xᵢ and xᵢ², MCSE from the ESS.
+/// `finish(m)` derives ess_min, ess_per_s, ess_per_grad and `health`, the failed gates:
+/// "divergences" (any divergent transition or chain), "rhat" (R̂ > 1.01), "acceptance" (more than
+/// 0.1 from the target), "bias" (some |z| > 5), "ess>draws" (ess_min above chains × draws, which
+/// even x² shows only for antithetic or broken chains).
+
+#include <ember/diagnostics/convergence.hpp>
+#include <ember/targets/reference.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ember::benchmark {
+
+/// One configuration's measurements (one JSON line). NaN = null.
+struct configuration_metrics {
+  static constexpr double null = std::numeric_limits<double>::quiet_NaN();
+  std::string impl = "ember", target, sampler, precision, backend;
+  std::int64_t chains = 0, warmup = 0, draws = 0;
+  int dim = 0;
+  double compile_s = null, warmup_s = null, sampling_s = null;
+  double grads_warmup = null, grads_sampling = null; ///< per chain
+  double ess_bulk_x = null, ess_bulk_x2 = null, ess_tail_x = null, ess_min = null;
+  double ess_per_s = null, ess_per_grad = null;
+  double grads_to_b2_avg = null, grads_to_b2_max = null, b2_avg = null, b2_max = null;
+  std::int64_t divergences = 0;
+  double rhat_max = null, acceptance = null, target_acceptance = null;
+  std::string health;  ///< "ok" or the failed gates, comma-separated
+  std::string skipped; ///< empty, or why the configuration was not run
+  double z_max = null; ///< the largest bias |z| (not in the JSON line; decides the "bias" gate)
+};
+
+/// b² below this counts as converged (the MAMS/LAPS threshold).
+inline constexpr double b2_threshold = 0.01;
+
+/// Gradients per chain up to the first n (1-based) from which `curve[n−1]` stays below the
+/// threshold until the end; NaN if its last value is not below it. cumulative[n] = gradients up
+/// to and including kept draw n (cumulative[0] = 0).
+inline double gradients_to_stay_below(std::span<double const> curve, std::span<double const> cumulative) {
+  std::size_t n = curve.size();
+  while (n > 0 && curve[n - 1] < b2_threshold)
+    --n;
+  if (n == curve.size())
+    return std::numeric_limits<double>::quiet_NaN();
+  return cumulative[n + 1];
+}
+
+/// The reference moments of a target's reported coordinates, as spans (any dimension).
+struct reference_view {
+  std::span<double const> mean, second, mean_se, second_se;
+};
+template <int D>
+reference_view view_of(targets::reference_moments<D> const& r) {
+  return {r.mean, r.second, r.mean_se, r.second_se};
+}
+
+/// Fills the statistics of `m` (see the file comment) from `xs`, the kept draws of the reported
+/// coordinates laid out [d][c][i] (coordinate, chain, draw); `cumulative` has draws + 1 entries.
+/// Not a template, so a matrix compiles it once (report.hpp) rather than once per configuration.
+inline void measure_draws(configuration_metrics& m, std::span<double const> xs, int dim, std::int64_t chains,
+                          std::int64_t draws, reference_view ref, std::span<double const> cumulative) {
+  std::int64_t const C = chains, N = draws;
+  int const D = dim;
+  auto const x = [&](std::int64_t c, std::int64_t i, int d) { return xs[std::size_t((d * C + c) * N + i)]; };
+  std::size_t const dims = static_cast<std::size_t>(D);
+  std::vector<convergence> cx(dims), cx2(dims);
+  std::vector<double> sums(dims * static_cast<std::size_t>(N), 0.0), var(dims);
+#pragma omp parallel for schedule(dynamic)
+  for (int d = 0; d < D; ++d) {
+    cx[std::size_t(d)] = diagnose([&](std::int64_t c, std::int64_t i) { return x(c, i, d); }, C, N);
+    cx2[std::size_t(d)] = diagnose(
+        [&](std::int64_t c, std::int64_t i) {
+          double const v = x(c, i, d);
+          return v * v;
+        },
+        C, N);
+    // Σ over chains of x² at each draw, and the pooled variance of x² (two passes, in double).
+    double total = 0;
+    for (std::int64_t i = 0; i < N; ++i) {
+      double s = 0;
+      for (std::int64_t c = 0; c < C; ++c)
+        s += x(c, i, d) * x(c, i, d);
+      sums[std::size_t(d * N + i)] = s;
+      total += s;
+    }
+    double const mean = total / double(C * N);
+    double ss = 0;
+    for (std::int64_t c = 0; c < C; ++c)
+      for (std::int64_t i = 0; i < N; ++i)
+        ss += std::pow(x(c, i, d) * x(c, i, d) - mean, 2);
+    var[std::size_t(d)] = ss / double(C * N - 1);
+  }
+  double const inf = std::numeric_limits<double>::infinity();
+  m.ess_bulk_x = m.ess_bulk_x2 = m.ess_tail_x = inf;
+  m.rhat_max = m.z_max = 0;
+  // A NaN (a coordinate without variance: stuck chains) must fail the gates, so it propagates.
+  auto const min_nan = [](double a, double b) {
+    return std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b);
+  };
+  auto const max_nan = [](double a, double b) {
+    return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b);
+  };
+  for (std::size_t d = 0; d < std::size_t(D); ++d) {
+    auto const &a = cx[d], &b = cx2[d];
+    m.ess_bulk_x = min_nan(m.ess_bulk_x, a.ess_bulk);
+    m.ess_tail_x = min_nan(m.ess_tail_x, a.ess_tail);
+    m.ess_bulk_x2 = min_nan(m.ess_bulk_x2, b.ess_bulk);
+    m.rhat_max = max_nan(m.rhat_max, a.rhat);
+    double const z1 = std::abs(a.mean - ref.mean[d]) / std::hypot(a.mcse_mean, ref.mean_se[d]);
+    double const z2 = std::abs(b.mean - ref.second[d]) / std::hypot(b.mcse_mean, ref.second_se[d]);
+    m.z_max = max_nan(m.z_max, max_nan(z1, z2));
+  }
+  // b²(n) for n = 1..N, from running sums of Σ_c xᵢ².
+  std::vector<double> avg(static_cast<std::size_t>(N)), worst(static_cast<std::size_t>(N)), run(dims, 0.0);
+  for (std::int64_t n = 0; n < N; ++n) {
+    double sum = 0, mx = 0;
+    for (std::size_t d = 0; d < std::size_t(D); ++d) {
+      run[d] += sums[d * std::size_t(N) + std::size_t(n)];
+      double const mhat = run[d] / double(C * (n + 1));
+      double const b2 = std::pow(mhat - ref.second[d], 2) / var[d];
+      sum += b2;
+      mx = max_nan(mx, b2);
+    }
+    avg[std::size_t(n)] = sum / D;
+    worst[std::size_t(n)] = mx;
+  }
+  m.b2_avg = N > 0 ? avg.back() : std::nan("");
+  m.b2_max = N > 0 ? worst.back() : std::nan("");
+  m.grads_to_b2_avg = gradients_to_stay_below(avg, cumulative);
+  m.grads_to_b2_max = gradients_to_stay_below(worst, cumulative);
+}
+
+/// Derives ess_min, ess_per_s, ess_per_grad and the health gates from the other fields.
+inline void finish(configuration_metrics& m) {
+  m.ess_min =
+      std::isnan(m.ess_bulk_x) || std::isnan(m.ess_bulk_x2) ? std::nan("") : std::min(m.ess_bulk_x, m.ess_bulk_x2);
+  m.ess_per_s = m.ess_min / m.sampling_s;
+  m.ess_per_grad = m.ess_min / (double(m.chains) * m.grads_sampling);
+  std::string h;
+  auto const fail = [&](char const* gate) {
+    if (!h.empty())
+      h += ',';
+    h += gate;
+  };
+  if (m.divergences > 0)
+    fail("divergences");
+  if (!(m.rhat_max <= 1.01))
+    fail("rhat");
+  if (!std::isnan(m.target_acceptance) && !(std::abs(m.acceptance - m.target_acceptance) <= 0.1))
+    fail("acceptance");
+  if (!(m.z_max <= 5))
+    fail("bias");
+  if (m.ess_min > double(m.chains) * double(m.draws))
+    fail("ess>draws");
+  m.health = h.empty() ? "ok" : h;
+}
+
+}  // namespace ember::benchmark

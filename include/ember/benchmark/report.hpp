@@ -1,0 +1,180 @@
+#pragma once
+/// \file
+/// `report`: collects a matrix's `configuration_metrics`, writes each as one JSON line when it is
+/// measured (`json_line`, keys in the order of docs/benchmarking.md, NaN as null) and prints the
+/// human table at the end: ESS/s, ESS per gradient, gradients to b² < 0.01 and the health gates
+/// beside every speed, so a fast but broken configuration reads as broken. It also knows each
+/// configuration's compile time, from the files `ember_add_benchmark_matrix` has the compiler
+/// launcher write (`<dir>/<configuration id>.cpp.time`, "user system" seconds).
+
+#include <ember/benchmark/metrics.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace ember::benchmark {
+
+namespace detail {
+inline std::string json_string(std::string const& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+      out += buf;
+      continue;
+    }
+    out += ch;
+  }
+  return out + "\"";
+}
+inline std::string json_number(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+inline std::string cell(double v, char const* fmt = "%.3g") {
+  if (!std::isfinite(v))
+    return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+}  // namespace detail
+
+/// One configuration as one JSON line (no trailing newline). A skipped configuration has null for
+/// everything it did not measure and its reason under "skipped".
+inline std::string json_line(configuration_metrics const& m) {
+  using detail::json_number, detail::json_string;
+  bool const ran = m.skipped.empty();
+  auto num = [&](double v) { return ran ? json_number(v) : std::string("null"); };
+  std::string s = "{";
+  auto key = [&](char const* k, std::string const& v) {
+    s += (s.size() > 1 ? ", \"" : "\"") + std::string(k) + "\": " + v;
+  };
+  key("impl", json_string(m.impl));
+  key("target", json_string(m.target));
+  key("sampler", json_string(m.sampler));
+  key("precision", json_string(m.precision));
+  key("backend", json_string(m.backend));
+  key("chains", std::to_string(m.chains));
+  key("warmup", std::to_string(m.warmup));
+  key("draws", std::to_string(m.draws));
+  key("dim", std::to_string(m.dim));
+  key("compile_s", json_number(m.compile_s));
+  key("warmup_s", num(m.warmup_s));
+  key("sampling_s", num(m.sampling_s));
+  key("grads_warmup", num(m.grads_warmup));
+  key("grads_sampling", num(m.grads_sampling));
+  key("ess_bulk_x", num(m.ess_bulk_x));
+  key("ess_bulk_x2", num(m.ess_bulk_x2));
+  key("ess_tail_x", num(m.ess_tail_x));
+  key("ess_min", num(m.ess_min));
+  key("ess_per_s", num(m.ess_per_s));
+  key("ess_per_grad", num(m.ess_per_grad));
+  key("grads_to_b2_avg", num(m.grads_to_b2_avg));
+  key("grads_to_b2_max", num(m.grads_to_b2_max));
+  key("b2_avg", num(m.b2_avg));
+  key("b2_max", num(m.b2_max));
+  key("divergences", ran ? std::to_string(m.divergences) : "null");
+  key("rhat_max", num(m.rhat_max));
+  key("acceptance", num(m.acceptance));
+  key("target_acceptance", num(m.target_acceptance));
+  key("health", ran ? json_string(m.health) : "null");
+  key("skipped", ran ? "null" : json_string(m.skipped));
+  return s + "}";
+}
+
+/// The rows of a matrix run, printed as JSON lines as they arrive and as a table at the end.
+class report {
+public:
+  /// JSON lines go to `json` (nullptr: nowhere); compile times are read from `compile_times_dir`.
+  explicit report(std::ostream* json = &std::cout, std::string compile_times_dir = "")
+      : json_(json), dir_(std::move(compile_times_dir)), statistics_(&measure_draws) {}
+
+  /// `measure_draws` (metrics.hpp) through a pointer taken where the report is constructed: the
+  /// configurations' translation units call it without compiling it (1.7 s of g++ each, measured).
+  void statistics(configuration_metrics& m, std::span<double const> xs, int dim, std::int64_t chains,
+                  std::int64_t draws, reference_view ref, std::span<double const> cumulative) const {
+    statistics_(m, xs, dim, chains, draws, ref, cumulative);
+  }
+
+  void add(configuration_metrics m) {
+    if (json_)
+      *json_ << json_line(m) << std::endl;
+    rows_.push_back(std::move(m));
+  }
+  std::vector<configuration_metrics> const& rows() const { return rows_; }
+
+  /// g++ (or nvcc) user + system seconds of configuration `id`'s translation unit; NaN if unknown.
+  double compile_seconds(std::string const& id) const {
+    double const s = read_time(dir_ + "/" + id + ".cpp.time");
+    return std::isnan(s) ? read_time(dir_ + "/" + id + ".cu.time") : s;
+  }
+  /// The same for the precompiled header the configurations share.
+  double header_seconds() const { return read_time(dir_ + "/cmake_pch.hxx.cxx.time"); }
+
+  /// The human table: one row per configuration, then the compile-time budget.
+  void print_table(std::ostream& out, double cpu_budget_s = 3, double cuda_budget_s = 12) const {
+    using detail::cell;
+    out << "\n| target | sampler | precision | backend | chains | ESS/s | ESS/grad | grads to b²avg<0.01 | grads to "
+           "b²max<0.01 | R̂ max | acceptance | compile s | health "
+           "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    int over = 0, timed = 0;
+    double worst = 0;
+    for (auto const& m : rows_) {
+      double const budget = m.backend == "cuda" ? cuda_budget_s : cpu_budget_s;
+      if (std::isfinite(m.compile_s)) {
+        ++timed;
+        worst = std::max(worst, m.compile_s);
+        if (m.compile_s > budget)
+          ++over;
+      }
+      out << "| " << m.target << " | " << m.sampler << " | " << m.precision << " | " << m.backend << " | " << m.chains
+          << " | ";
+      if (!m.skipped.empty()) {
+        out << "- | - | - | - | - | - | " << cell(m.compile_s, "%.2f") << " | skipped: " << m.skipped << " |\n";
+        continue;
+      }
+      // A failed gate is printed beside the speed itself, so no one quotes the number alone.
+      std::string const flag = m.health == "ok" ? "" : " ✗";
+      out << cell(m.ess_per_s) << flag << " | " << cell(m.ess_per_grad) << flag << " | " << cell(m.grads_to_b2_avg)
+          << " | " << cell(m.grads_to_b2_max) << " | " << cell(m.rhat_max, "%.3f") << " | "
+          << cell(m.acceptance, "%.3f") << " | " << cell(m.compile_s, "%.2f")
+          << (m.compile_s > budget ? " (over budget)" : "") << " | "
+          << (m.health == "ok" ? "ok" : "FAILED: " + m.health) << " |\n";
+    }
+    if (timed > 0) {
+      out << "\ncompile time: " << timed << " configurations timed, slowest " << cell(worst, "%.2f") << " s, " << over
+          << " over budget (" << cpu_budget_s << " s per CPU configuration, " << cuda_budget_s << " s per CUDA one)";
+      if (std::isfinite(header_seconds()))
+        out << "; shared precompiled header " << cell(header_seconds(), "%.1f") << " s";
+      out << "\n";
+    }
+  }
+
+private:
+  static double read_time(std::string const& path) {
+    std::ifstream f(path);
+    double user = 0, sys = 0;
+    if (!(f >> user >> sys))
+      return std::numeric_limits<double>::quiet_NaN();
+    return user + sys;
+  }
+
+  std::ostream* json_;
+  std::string dir_;
+  std::vector<configuration_metrics> rows_;
+  void (*statistics_)(configuration_metrics&, std::span<double const>, int, std::int64_t, std::int64_t, reference_view,
+                      std::span<double const>);
+};
+
+}  // namespace ember::benchmark

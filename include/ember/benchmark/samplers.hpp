@@ -1,0 +1,86 @@
+#pragma once
+/// \file
+/// Sampler factories for a benchmark matrix: callables `f(U, w)` that build, from an energy U and
+/// a warm-up length w, the pipeline a configuration runs (without `record()`, which the matrix
+/// adds). Each has a `name` (the JSON "sampler"), `needs_gradient` (a matrix skips it, with the
+/// reason, on an energy that has no `value_and_grad`) and `target_acceptance` (what step-size
+/// adaptation aims at; NaN where nothing is adapted, so the acceptance gate is off).
+///
+/// `gradients_of_transition(k, t)` is how a matrix counts gradient evaluations exactly: ULA and
+/// MALA take one per transition; HMC takes its integrator's `gradients_per_step` times the
+/// steps of transition t, which `hmc_kernel::integrator_steps(t, ε)` gives (L, or ⌈uₜT/ε⌉ with a
+/// trajectory length: the same for every chain, a function of t and the adapted T and ε).
+
+#include <ember/kernel/hmc.hpp>
+#include <ember/kernel/mala.hpp>
+#include <ember/kernel/ula.hpp>
+#include <ember/pipeline/pipeline.hpp>
+#include <ember/pipeline/stages.hpp>
+
+#include <cstdint>
+#include <limits>
+
+namespace ember::benchmark {
+
+/// Gradient evaluations of one chain at transition t under kernel k.
+template <class K>
+double gradients_of_transition(K const& k, std::int64_t t) {
+  if constexpr (requires(typename K::value_type & eps) { k.integrator_steps(std::uint32_t(t), eps); }) {
+    typename K::value_type eps;
+    return double(K::integrator_type::gradients_per_step) * k.integrator_steps(std::uint32_t(t), eps);
+  } else {
+    return 1;
+  }
+}
+
+/// MALA with warm-up of its step size and a diagonal metric (`warmup(w)`), target acceptance 0.574.
+struct adapted_mala {
+  char const* name = "mala";
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = 0.574;
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return mala(U, {}) | warmup(w);
+  }
+};
+
+/// HMC with L leapfrog steps and its step size jittered over ε(1 ± j), step size and diagonal
+/// metric adapted (`warmup(w)`), target acceptance 0.8.
+struct adapted_hmc {
+  char const* name = "hmc";
+  int steps = 16;
+  double jitter = 0.2;
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = 0.8;
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return hmc(U, {.steps = steps, .jitter = jitter}) | warmup(w);
+  }
+};
+
+/// ChEES-HMC (Hoffman, Radul & Sountsov 2021): step size, diagonal metric and trajectory length
+/// adapted, target acceptance 0.651.
+struct chees_hmc {
+  char const* name = "chees_hmc";
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = 0.651;
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return hmc(U, {}) | warmup(w, step_size(), diagonal_mass(), chees());
+  }
+};
+
+/// The unadjusted Langevin algorithm with a fixed step size; its warm-up is a burn-in (nothing to
+/// adapt), and it has no acceptance test. Its bias at that step size is what it is benchmarked for.
+struct ula_sampler {
+  char const* name = "ula";
+  double step_size = 0.1;
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = std::numeric_limits<double>::quiet_NaN();
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return ula(U, {.step_size = step_size}) | burn_in(w);
+  }
+};
+
+}  // namespace ember::benchmark

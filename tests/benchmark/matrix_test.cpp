@@ -1,0 +1,82 @@
+// A small matrix formed by hana::cartesian_product: its size, the compile-time skip of
+// configurations that make no sense (with their reasons), the health gates firing on a
+// deliberately broken sampler and not on a sound one, and one well-formed JSON line per row.
+#include <ember/benchmark/matrix.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "benchmark/json_check.hpp"
+#include "benchmark/test_targets.hpp"
+
+namespace bm = ember::benchmark;
+namespace hana = boost::hana;
+
+namespace {
+// MALA at a fixed step far too long for a unit Gaussian: almost nothing is accepted.
+struct broken_mala {
+  char const* name = "broken_mala";
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = 0.574;
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return ember::mala(U, {.step_size = 30.0}) | ember::burn_in(w);
+  }
+};
+}  // namespace
+
+TEST_CASE("a matrix runs every configuration of the product and skips the senseless ones with a reason",
+          "[benchmark]") {
+  auto const targets =
+      hana::make_tuple(bm::target<ember_test::normal2>{"normal2"}, bm::target<ember_test::value_only>{"value_only"});
+  auto const samplers = hana::make_tuple(bm::adapted_mala{}, broken_mala{});
+  auto const precisions = hana::tuple_t<float>;
+  auto const backends = hana::tuple_t<ember::backend::cpu, ember::backend::cuda>;
+  static_assert(decltype(hana::length(bm::configurations(targets, samplers, precisions, backends)))::value == 8);
+
+  std::ostringstream json;
+  bm::report out(&json);
+  bm::run_matrix(out, targets, samplers, precisions, backends, {.chains = {64}, .warmup = 300, .draws = 400, .seed = 3});
+  auto const& rows = out.rows();
+  REQUIRE(rows.size() == 8);
+  int ran = 0;
+  for (auto const& m : rows) {
+    if (m.backend == "cuda") {
+      CHECK(m.skipped.find("needs nvcc") != std::string::npos);
+    } else if (m.target == "value_only") {
+      CHECK(m.skipped == m.sampler + " needs a gradient and this energy has no value_and_grad");
+    } else {
+      CHECK(m.skipped.empty());
+      ++ran;
+      CHECK(m.grads_sampling == 400);  // MALA: one gradient per transition
+      CHECK(m.grads_warmup == 300);
+      CHECK(m.ess_per_grad == Approx(m.ess_min / (64.0 * 400)));
+      if (m.sampler == "mala") {
+        CHECK(m.health == "ok");
+      } else {
+        CHECK(m.acceptance < 0.1);
+        CHECK(m.health.find("acceptance") != std::string::npos);
+      }
+    }
+  }
+  CHECK(ran == 2);
+
+  std::istringstream lines(json.str());
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    auto const keys = ember_test::json_object_keys(line);
+    REQUIRE(keys.size() == 30);
+    CHECK(keys.front() == "impl");
+    CHECK(keys.back() == "skipped");
+  }
+  CHECK(n == 8);
+
+  std::ostringstream table;
+  out.print_table(table);
+  CHECK(table.str().find("FAILED: ") != std::string::npos);
+  CHECK(table.str().find("skipped: mala needs a gradient") != std::string::npos);
+}
