@@ -140,33 +140,35 @@ def _build(spec: dict, dtype) -> tuple[Callable, Callable]:
     raise TargetMismatch(f"no peer log-density for target {name!r}; add one to bench/peers/targets.py")
 
 
-def _check(spec: dict, logdensity: Callable, reported: Callable, dtype) -> None:
-    """U differences, ∇U and reported(x) at ember's check points, within float32 rounding
-    (the tolerance is relative; a wrong constant or term is off by O(1))."""
+def _check(spec: dict) -> None:
+    """U differences, ∇U and reported(x) at ember's check points, all in float64 (ember's values
+    are double): a wrong constant or term is off by far more than the 1e-8 relative tolerance."""
     import jax
     import jax.numpy as jnp
 
-    vg = jax.jit(jax.value_and_grad(logdensity))
-    tol = 2e-3 if dtype == jnp.float32 else 1e-8
-    name = spec["target"]
-    u0 = None
-    for k, pt in enumerate(spec["checks"]):
-        x = np.asarray(pt["x"])
-        lp, g = vg(jnp.asarray(x, dtype=dtype))
-        u, g = -float(lp), -np.asarray(g, dtype=np.float64)
-        if u0 is None:
-            u0, e0 = u, pt["U"]
-        else:  # energies may differ by a constant: compare U(x_k) − U(x_0)
-            du, de = u - u0, pt["U"] - e0
-            if abs(du - de) > tol * max(1.0, abs(pt["U"]), abs(e0)):
-                raise TargetMismatch(f"{name}: U(x{k}) - U(x0) is {du:.9g} here, {de:.9g} in ember")
-        ge = np.asarray(pt["grad"])
-        err = np.max(np.abs(g - ge))
-        if not np.isfinite(err) or err > tol * max(1.0, np.max(np.abs(ge))):
-            raise TargetMismatch(f"{name}: gradient at check point {k} differs from ember's by {err:.3g}")
-        rep = reported(x[None, :])[0]
-        if not np.allclose(rep, pt["reported"], rtol=1e-9, atol=1e-12):
-            raise TargetMismatch(f"{name}: reported(x{k}) differs from ember's")
+    with jax.enable_x64(True):
+        logdensity, reported = _build(spec, jnp.float64)
+        vg = jax.jit(jax.value_and_grad(logdensity))
+        tol = 1e-8
+        name = spec["target"]
+        u0 = e0 = None
+        for k, pt in enumerate(spec["checks"]):
+            x = np.asarray(pt["x"])
+            lp, g = vg(jnp.asarray(x, dtype=jnp.float64))
+            u, g = -float(lp), -np.asarray(g, dtype=np.float64)
+            if u0 is None:
+                u0, e0 = u, pt["U"]
+            else:  # energies may differ by a constant: compare U(x_k) − U(x_0)
+                du, de = u - u0, pt["U"] - e0
+                if abs(du - de) > tol * max(1.0, abs(pt["U"]), abs(e0)):
+                    raise TargetMismatch(f"{name}: U(x{k}) - U(x0) is {du:.12g} here, {de:.12g} in ember")
+            ge = np.asarray(pt["grad"])
+            err = np.abs(g - ge)
+            if not np.all(err <= tol * np.maximum(1.0, np.abs(ge))):
+                raise TargetMismatch(f"{name}: gradient at check point {k} differs from ember's by {np.max(err):.3g}")
+            rep = reported(x[None, :])[0]
+            if not np.allclose(rep, pt["reported"], rtol=1e-9, atol=1e-12):
+                raise TargetMismatch(f"{name}: reported(x{k}) differs from ember's")
 
 
 def load(directory: str | Path, name: str, dtype) -> Target:
@@ -174,8 +176,8 @@ def load(directory: str | Path, name: str, dtype) -> Target:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: run build/bench/ember_export_targets {directory} first")
     spec = json.loads(path.read_text())
+    _check(spec)
     logdensity, reported = _build(spec, dtype)
-    _check(spec, logdensity, reported, dtype)
     ref = spec["reference"]
     arr = lambda k: np.asarray(ref[k], dtype=np.float64)
     return Target(name, spec["dim"], logdensity, reported, arr("mean"), arr("second"),
