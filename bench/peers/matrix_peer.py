@@ -13,7 +13,8 @@ Configurations, all chains vmapped, starts x0 ~ N(0, I) in sampled coordinates:
 - blackjax chees: blackjax.chees_adaptation (cross-chain, Adam learning rate 0.025, diagonal mass
   matrix estimated over the warm-up's second half), then blackjax.dynamic_hmc with the adapted
   step size, mass matrix and Halton-jittered trajectory length (as chees_adaptation's docs).
-  Target acceptance 0.651 (BlackJAX's default).
+  Target acceptance 0.651 (BlackJAX's default) of the harmonic mean over chains of each step's
+  acceptance probability, which is what "acceptance" reports for it.
 - blackjax mala:  blackjax.mala with its step size tuned per chain by BlackJAX's dual averaging
   (blackjax.adaptation.step_size.dual_averaging_adaptation, target acceptance 0.574). BlackJAX's
   MALA takes no mass matrix, so no preconditioner.
@@ -138,9 +139,12 @@ def blackjax_chees(t, chains, warmup, draws, key, x0):
     (state, eps, imm, n_leap, wsteps), warmup_s = _timed(warm_c, kw, x0)
     sample_c, c2 = _aot(sample, kss, state, eps, imm, n_leap)
     (pos, steps, div, acc), sampling_s = _timed(sample_c, kss, state, eps, imm, n_leap)
+    # ChEES tunes the step to the harmonic mean over chains of each step's acceptance probability
+    # (its arithmetic mean sits higher, 0.77 on standard_normal): report what it aims at.
+    harmonic = 1.0 / np.mean(1.0 / np.maximum(_np(acc), 1e-300), axis=0)
     return dict(compile_s=c1 + c2, warmup_s=warmup_s, sampling_s=sampling_s, positions=_np(pos),
                 grads_warmup=_np(wsteps).sum(axis=0), grads_sampling=_np(steps), divergences=int(np.sum(div)),
-                acceptance=float(np.mean(acc)), target_acceptance=OPTIMAL_TARGET_ACCEPTANCE_RATE)
+                acceptance=float(np.mean(harmonic)), target_acceptance=OPTIMAL_TARGET_ACCEPTANCE_RATE)
 
 
 def blackjax_mala(t, chains, warmup, draws, key, x0):
