@@ -1,6 +1,8 @@
 """Tables of bench/compare_matrix.sh from its JSON lines (ember's matrix and the peers).
 
-    python bench/peers/matrix_ratios.py FILE.jsonl [--baseline ember]
+    python bench/peers/matrix_ratios.py FILE.jsonl [MORE.jsonl ...] [--baseline ember]
+
+(several files: e.g. ember's matrix results and the peers' results of separate runs)
 
 1. every configuration: ESS/s and ESS per gradient of the slowest coordinate, gradients to
    b² < 0.01 (average and worst coordinate), times and health;
@@ -59,13 +61,13 @@ def best_healthy(rows, impl, target):
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("jsonl")
+    ap.add_argument("jsonl", nargs="+")
     ap.add_argument("--baseline", default="ember")
     a = ap.parse_args()
-    rows = load(a.jsonl)
+    rows = [r for path in a.jsonl for r in load(path)]
     out = lambda s="": print("# " + s if s else "#")
     if not rows:
-        out(f"no configuration lines in {a.jsonl}")
+        out(f"no configuration lines in {', '.join(a.jsonl)}")
         return 0
     targets = list(dict.fromkeys(r["target"] for r in rows))
     impls = list(dict.fromkeys(r["impl"] for r in rows))
