@@ -53,6 +53,26 @@ TEST_CASE("b² and gradients to b² on draws whose bias is known", "[benchmark]"
   CHECK(m.grads_to_b2_avg == 24);
 }
 
+// b² is the squared error of one chain's estimate, not of the chains' pooled mean: two chains
+// whose x² is 0.5 and 1.5 at every draw pool to exactly E x² = 1, yet each chain alone is 0.5 off,
+// so b² = 0.25/V at every n (V = 0.25·S/(S − 1), S = 2N) and never falls below 0.01.
+TEST_CASE("b² squares each chain's error before averaging over chains", "[benchmark]") {
+  std::int64_t const C = 2, N = 50;
+  std::vector<double> xs(std::size_t(C * N));
+  for (std::int64_t c = 0; c < C; ++c)
+    for (std::int64_t i = 0; i < N; ++i) xs[std::size_t(c * N + i)] = std::sqrt(c == 0 ? 0.5 : 1.5);
+  ember::targets::reference_moments<1> ref;
+  ref.second = {1.0};
+  std::vector<double> cumulative(N + 1);
+  for (std::int64_t n = 0; n <= N; ++n) cumulative[std::size_t(n)] = double(n);
+  bm::configuration_metrics m;
+  bm::measure_draws(m, xs, 1, C, N, bm::view_of(ref), cumulative);
+  double const V = 0.25 * double(C * N) / double(C * N - 1);
+  CHECK(m.b2_avg == Approx(0.25 / V).epsilon(1e-9));
+  CHECK(m.b2_max == Approx(0.25 / V).epsilon(1e-9));
+  CHECK(std::isnan(m.grads_to_b2_avg));
+}
+
 TEST_CASE("the bias gate fires on draws whose mean is off by 12 standard errors, not on unbiased ones", "[benchmark]") {
   std::int64_t const C = 8, N = 500;
   std::mt19937_64 rng(7);
