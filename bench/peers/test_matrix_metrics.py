@@ -65,10 +65,15 @@ def metric_checks() -> None:
     # b²(n) by hand for one n
     b2a, b2m = metrics.b2_curves(x, np.ones(d))
     k = 99
-    m = (x[:, :k + 1] ** 2).mean(axis=(0, 1))
-    v = (x ** 2).reshape(-1, d).var(axis=0)
-    check(np.allclose(b2a[k], np.mean((m - 1) ** 2 / v)) and np.allclose(b2m[k], np.max((m - 1) ** 2 / v)),
-          "b²_avg(n), b²_max(n) as defined, pooled V")
+    m = (x[:, :k + 1] ** 2).mean(axis=1)  # per chain, shape (c, d)
+    v = (x ** 2).reshape(-1, d).var(axis=0, ddof=1)
+    e = ((m - 1) ** 2).mean(axis=0) / v
+    check(np.allclose(b2a[k], np.mean(e)) and np.allclose(b2m[k], np.max(e)),
+          "b²_avg(n), b²_max(n) as defined: each chain's squared error, pooled V")
+    # Two chains whose x² is 0.5 and 1.5 at every draw pool to E x² = 1 exactly, but each is 0.5 off.
+    two = np.sqrt(np.array([0.5, 1.5]))[:, None, None] * np.ones((2, 50, 1))
+    b2a2, _ = metrics.b2_curves(two, np.ones(1))
+    check(np.allclose(b2a2, 0.25 / (0.25 * 100 / 99)), "b² squares each chain's error before averaging")
     check(metrics.grads_to_threshold(np.array([0.5, 0.001, 0.02, 0.005, 0.001]), np.arange(1, 6) * 2.0) == 8.0,
           "grads to b² counts from the last crossing below 0.01")
     check(metrics.grads_to_threshold(np.array([0.001, 0.02]), np.array([1.0, 2.0])) is None,
