@@ -312,7 +312,7 @@ TEST_CASE("ula, mala and hmc sample a custom 3-d gaussian", "[energy][custom][st
     }
     {
       // Trajectory length 1.05: 2.1 rad for σ = 0.5, far from the half period π at which HMC only flips signs.
-      auto r = sample(hmc(V, {.step_size = 0.15, .steps = 7}) | burn_in(400), {.chains = 4000, .steps = 1, .seed = 3}, be);
+      auto r = sample(hmc(V, {.step_size = 0.15, .integrator_steps = 7}) | burn_in(400), {.chains = 4000, .steps = 1, .seed = 3}, be);
       check_moments(r, var);
     }
   }

@@ -111,7 +111,7 @@ TEST_CASE("HMC's palindromic integrators are splittings, bit for bit", "[integra
 
 TEST_CASE("hmc_with a splitting draws what hmc with velocity_verlet draws", "[integrator][splitting][hmc]") {
   gaussian<float, 2, covariance::diagonal> U(vec<float, 2>{{0.f, 1.f}}, vec<float, 2>{{1.f, 2.f}});
-  auto a = sample(hmc(U, {.step_size = 0.3, .steps = 5}) | record(), {.chains = 64, .steps = 20, .seed = 3},
+  auto a = sample(hmc(U, {.step_size = 0.3, .integrator_steps = 5}) | record(), {.chains = 64, .steps = 20, .seed = 3},
                   backend::cpu{});
   auto b = sample(hmc_with<splitting<B(1, 2), A, B(1, 2)>>(U, {.step_size = 0.3, .integrator_steps = 5}) | record(),
                   {.chains = 64, .steps = 20, .seed = 3}, backend::cpu{});

@@ -184,12 +184,13 @@ TEST_CASE("jittered hmc at eps*L = pi mixes where plain hmc falls into the reson
 TEST_CASE("per-chain step sizes bring every chain to its target acceptance where chains really differ",
           "[adapt][step_size][per_chain]") {
   // Two modes 12 apart with scales 1 and 0.1: a chain started in one stays there (the barrier is
-  // e^{-18} and more), so half the chains need a step size 100 times the other half's. As in the
-  // pooled test above, the Monte-Carlo error of an adapted acceptance is its spread over
-  // independent adaptations; with step_size(per_chain) every chain is one, so within each mode the
+  // e^{-18} and more), so half the chains need a step size 10 (HMC) or 100 (MALA) times the other
+  // half's. As in the pooled test above, the Monte-Carlo error of an adapted acceptance is its
+  // spread over independent adaptations; with step_size(per_chain) every chain is one, so within each mode the
   // mean acceptance after warm-up must be within 5 spreads of the target. The pooled step size,
   // one compromise for both modes, fails that test (the failing case), and its spread of
-  // per-chain acceptance over all chains is much wider.
+  // per-chain acceptance over all chains is much wider. Draws after warm-up have each mode's
+  // moments (one draw per chain, so the standard errors are exact).
   constexpr int d = 2;
   constexpr std::int64_t C = 512;
   double const mu[2] = {-6, 6}, sd[2] = {1, 0.1};
@@ -198,7 +199,6 @@ TEST_CASE("per-chain step sizes bring every chain to its target acceptance where
   std::vector<vec<float, d>> start(C);
   for (std::int64_t c = 0; c < C; ++c) start[std::size_t(c)] = vec<float, d>{{float(mu[c % 2]), 0.f}};
   ember::sample_options<float, d> opt{.chains = C, .steps = 400, .seed = 31, .init = start, .progress = false};
-  double const target = 0.574;
   auto per_mode = [&](auto const& r, int mode) {
     double m = 0, q = 0, n = 0;
     for (std::int64_t c = mode; c < C; c += 2) {
@@ -216,36 +216,47 @@ TEST_CASE("per-chain step sizes bring every chain to its target acceptance where
     double const m = (m0 + m1) / 2;
     return std::sqrt((s0 * s0 + s1 * s1) / 2 + ((m0 - m) * (m0 - m) + (m1 - m) * (m1 - m)) / 2);
   };
-  auto per_chain = ember::sample(ember::mala(U, {}) | ember::warmup(1000, ember::step_size(ember::per_chain)), opt);
-  auto pooled = ember::sample(ember::mala(U, {}) | ember::warmup(1000, ember::step_size()), opt);
-  REQUIRE(per_chain.divergent_chains() == 0);
-  REQUIRE(per_chain.adapted().step_sizes.size() == std::size_t(C));
-  bool pooled_fails = false;
-  for (int mode = 0; mode < 2; ++mode) {
-    auto [m, s] = per_mode(per_chain, mode);
-    auto [mp, sp] = per_mode(pooled, mode);
-    double e = 0;
-    for (std::int64_t c = mode; c < C; c += 2) e += std::log(per_chain.adapted().step_sizes[std::size_t(c)]) / double(C / 2);
-    INFO("mode " << mode << " (sd " << sd[mode] << "): per-chain acceptance " << m << " (spread " << s
-                 << ", geometric mean eps " << std::exp(e) << "); pooled " << mp << " (spread " << sp << ", eps "
-                 << pooled.adapted().step_size << ")");
-    CHECK(std::abs(m - target) < z_bound * s);
-    pooled_fails = pooled_fails || std::abs(mp - target) > z_bound * sp;
-    // Post-warm-up moments of the chains in this mode: one draw per chain, N(mu, sd²) per coordinate.
-    double const n = double(C / 2);
-    for (int i = 0; i < d; ++i) {
-      double const centre = i == 0 ? mu[mode] : 0.0;
-      double xm = 0, xq = 0;
-      for (std::int64_t c = mode; c < C; c += 2) xm += double(per_chain.final_state(c)[i]) / n;
-      for (std::int64_t c = mode; c < C; c += 2) xq += std::pow(double(per_chain.final_state(c)[i]) - xm, 2);
-      double const s2 = sd[mode] * sd[mode];
-      double const zm = (xm - centre) / std::sqrt(s2 / n), zv = (xq / (n - 1) - s2) / (s2 * std::sqrt(2 / (n - 1)));
-      INFO("coordinate " << i << ": z of mean " << zm << ", z of variance " << zv);
-      CHECK(std::abs(zm) < z_bound);
-      CHECK(std::abs(zv) < z_bound);
+  auto check = [&](auto kernel, double target) {
+    auto per_chain = ember::sample(kernel | ember::warmup(1000, ember::step_size(ember::per_chain)), opt);
+    auto pooled = ember::sample(kernel | ember::warmup(1000, ember::step_size()), opt);
+    REQUIRE(per_chain.divergent_chains() == 0);
+    REQUIRE(per_chain.adapted().step_sizes.size() == std::size_t(C));
+    bool pooled_fails = false;
+    for (int mode = 0; mode < 2; ++mode) {
+      auto [m, s] = per_mode(per_chain, mode);
+      auto [mp, sp] = per_mode(pooled, mode);
+      double e = 0;
+      for (std::int64_t c = mode; c < C; c += 2) e += std::log(per_chain.adapted().step_sizes[std::size_t(c)]) / double(C / 2);
+      INFO("mode " << mode << " (sd " << sd[mode] << "): per-chain acceptance " << m << " (spread " << s
+                   << ", geometric mean eps " << std::exp(e) << "); pooled " << mp << " (spread " << sp << ", eps "
+                   << pooled.adapted().step_size << "); target " << target);
+      CHECK(std::abs(m - target) < z_bound * s);
+      pooled_fails = pooled_fails || std::abs(mp - target) > z_bound * sp;
+      double const n = double(C / 2);
+      for (int i = 0; i < d; ++i) {
+        double const centre = i == 0 ? mu[mode] : 0.0;
+        double xm = 0, xq = 0;
+        for (std::int64_t c = mode; c < C; c += 2) xm += double(per_chain.final_state(c)[i]) / n;
+        for (std::int64_t c = mode; c < C; c += 2) xq += std::pow(double(per_chain.final_state(c)[i]) - xm, 2);
+        double const s2 = sd[mode] * sd[mode];
+        double const zm = (xm - centre) / std::sqrt(s2 / n), zv = (xq / (n - 1) - s2) / (s2 * std::sqrt(2 / (n - 1)));
+        INFO("coordinate " << i << ": z of mean " << zm << ", z of variance " << zv);
+        CHECK(std::abs(zm) < z_bound);
+        CHECK(std::abs(zv) < z_bound);
+      }
     }
-  }
-  INFO("spread of per-chain acceptance over all chains: per-chain " << spread(per_chain) << ", pooled " << spread(pooled));
-  CHECK(pooled_fails);
-  CHECK(spread(per_chain) < spread(pooled));
+    INFO("spread of per-chain acceptance over all chains: per-chain " << spread(per_chain) << ", pooled " << spread(pooled));
+    CHECK(pooled_fails);
+    CHECK(spread(per_chain) < spread(pooled));
+  };
+  SECTION("mala") { check(ember::mala(U, {}), 0.574); }
+  SECTION("hmc") { check(ember::hmc(U, {.integrator_steps = 5}), 0.8); }
+}
+
+TEST_CASE("per-chain step sizes refuse a trajectory length", "[adapt][step_size][per_chain]") {
+  auto U = ember::gaussian(vec<float, 2>{}, 1.f);
+  auto run = ember::start(ember::hmc(U, {.integrator_steps = 2, .trajectory_length = 1}) |
+                              ember::warmup(10, ember::step_size(ember::per_chain)),
+                          {.chains = 8, .seed = 1, .progress = false});
+  CHECK_THROWS_WITH(run.advance(1), Catch::Contains("needs a fixed number of integrator steps"));
 }

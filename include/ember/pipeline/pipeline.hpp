@@ -87,6 +87,13 @@ namespace detail {
 template <class K>
 concept has_metric = requires(K const& k) { k.with_metric(k.metric); };
 
+// A kernel whose transition takes a step size per lane: `step(s, rng, ε)` (mala, hmc).
+template <class K>
+concept takes_lane_step_size =
+    requires(K const& k, chain_state<typename K::value_type, K::dim>& s, chain_rng<typename K::value_type> const& rng) {
+      k.step(s, rng, typename K::value_type(1));
+    };
+
 // The kernel a warm-up tunes: with a diagonal or dense metric if the warm-up adapts one.
 template <class Kernel, class W>
 auto rebind_for_warmup(Kernel const& k, W const&) {
@@ -101,7 +108,7 @@ auto rebind_for_warmup(Kernel const& k, W const&) {
                 "ember::warmup: step_size() and chees() need a Metropolis-adjusted kernel (mala, hmc)");
   static_assert(!W::template has<chees_adapter> || requires { k.with_trajectory_length(1.0); },
                 "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
-  static_assert(!per_chain || requires(chain_state<T, D>& s, chain_rng<T> const& rng) { k.step(s, rng, T(1)); },
+  static_assert(!per_chain || takes_lane_step_size<Kernel>,
                 "ember::warmup: step_size(per_chain) needs a kernel that takes a step size per chain (mala, hmc)");
   auto rebound = [&] {
     if constexpr (W::template has<diagonal_mass_adapter>) {
