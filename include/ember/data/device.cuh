@@ -3,8 +3,9 @@
 /// Copies an energy's data to the GPU once: `ember::to_device(U)` walks `U` with
 /// `for_each_view`, copies every host table it finds to device memory (a table shared by several
 /// views is copied once) and returns a `device_copy<E>` that owns those copies (RAII: freed in
-/// its destructor) and holds a copy of `U` whose views point to them. Sample with
-/// `.energy()`; the device_copy must outlive every run that uses it:
+/// its destructor) and holds a copy of `U` whose views point to them, as the device receives it
+/// (`device_value`: a gaussian with a heap-stored precision matrix leaves its host owner behind).
+/// Sample with `.energy()`; the device_copy must outlive every run that uses it:
 ///
 ///     auto X = ember::dataset<float>::from_csv("x.csv");             // host, owns the table
 ///     auto U = ember::logistic_regression<25>(X.view(), y.view(), ember::normal_prior{1.0});
@@ -28,15 +29,41 @@
 
 namespace ember {
 
+namespace detail {
+// What the device receives of x once its views point to device memory: x's `device_value()`
+// where it has one (an energy that owns host memory besides its views, such as a gaussian whose
+// precision lives on the heap, drops the owner), through sums and scalings; x itself otherwise.
+template <class X>
+auto device_value(X const& x) {
+  if constexpr (requires { x.device_value(); })
+    return x.device_value();
+  else if constexpr (is_sum_energy<X>::value)
+    return sum_energy<decltype(device_value(x.a)), decltype(device_value(x.b))>{device_value(x.a), device_value(x.b)};
+  else if constexpr (is_scaled_energy<X>::value)
+    return scaled_energy<decltype(device_value(x.a))>{x.c, device_value(x.a)};
+  else
+    return x;
+}
+}  // namespace detail
+
 /// An energy whose data views point to device memory that this object owns. Move-only.
 /// `energy()` is valid while the device_copy lives.
 template <class E>
 class device_copy {
  public:
-  explicit device_copy(E const& host) : e_(host) {
+  /// The type of `energy()`: E, or what `device_value()` makes of it (see detail::device_value).
+  using device_type = decltype(detail::device_value(std::declval<E const&>()));
+
+  explicit device_copy(E const& host) : e_(detail::device_value(repointed(host))) {}
+
+ private:
+  // A copy of `host` whose views point to device copies of their tables (made here, owned by
+  // buffers_; freed again if a copy fails).
+  E repointed(E const& host) {
+    E e = host;
     std::vector<std::pair<void const*, void*>> copied;  // host table -> its device copy
     try {
-      for_each_view(e_, [&](auto& v) {
+      for_each_view(e, [&](auto& v) {
         using T = std::remove_const_t<std::remove_pointer_t<decltype(v.data)>>;
         if (v.rows == 0) return;
         if (v.space == memory_space::device) return;  // already on the device: left as it is
@@ -59,8 +86,11 @@ class device_copy {
       release();
       throw;
     }
+    return e;
   }
-  device_copy(device_copy&& o) noexcept : e_(o.e_), buffers_(std::move(o.buffers_)), bytes_(o.bytes_) {
+
+ public:
+  device_copy(device_copy&& o) noexcept : buffers_(std::move(o.buffers_)), bytes_(o.bytes_), e_(o.e_) {
     o.buffers_.clear();
   }
   device_copy& operator=(device_copy&& o) noexcept {
@@ -77,15 +107,16 @@ class device_copy {
   device_copy& operator=(device_copy const&) = delete;
   ~device_copy() { release(); }
 
-  /// The energy with every view in device memory: pass it to a kernel for backend::cuda.
-  E const& energy() const { return e_; }
+  /// The energy with every view in device memory, trivially copyable: pass it to a kernel for
+  /// backend::cuda.
+  device_type const& energy() const { return e_; }
   /// Bytes of device memory held.
   std::size_t bytes() const { return bytes_; }
 
  private:
-  E e_;
-  std::vector<void*> buffers_;
+  std::vector<void*> buffers_;  // before e_: repointed() fills it while e_ is constructed
   std::size_t bytes_ = 0;
+  device_type e_;
 
   void release() {
     for (void* p : buffers_) (void)cudaFree(p);

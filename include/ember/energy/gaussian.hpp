@@ -8,6 +8,7 @@
 
 #include <ember/core/math.hpp>
 #include <ember/core/vec.hpp>
+#include <ember/data/data_view.hpp>
 #include <ember/energy/detail/check.hpp>
 
 #include <array>
@@ -18,6 +19,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 // Eigen factorises covariances in host-only constructors; it never enters device code. Under
 // nvcc, Eigen (when ember includes it first) is told so, or it marks itself __host__ __device__
@@ -52,7 +54,43 @@ struct diagonal {};
 struct full {};
 }  // namespace covariance
 
-template <class T, int D, class Form = covariance::full>
+namespace detail {
+
+/// Precision matrices up to this many bytes live inside the energy (a `vec` of rows: registers
+/// and the kernel-parameter block on a GPU); larger ones on the heap, so that a D = 784 energy
+/// is not 2.4 MB of stack.
+inline constexpr std::size_t inline_matrix_bytes = 16384;
+
+template <class T, int D, bool Heap = (std::size_t(D) * std::size_t(D) * sizeof(T) > inline_matrix_bytes)>
+struct precision_storage {
+  vec<vec<T, D>, D> rows;
+  EMBER_HD EMBER_INLINE vec<T, D> const& operator[](int i) const { return rows[i]; }
+  void set(int i, int j, T v) { rows[i][j] = v; }
+};
+
+/// Heap storage: the D × D matrix seen through a `data_view` (so `for_each_view` finds it and
+/// `to_device` copies it to a GPU like a data set), owned by a `shared_ptr` shared between copies
+/// of the energy (the matrix is never written after construction). Host only: on a device the
+/// energy carries `precision_view` instead (`gaussian::device_value`).
+template <class T, int D>
+struct precision_storage<T, D, true> {
+  std::shared_ptr<T[]> owner = std::shared_ptr<T[]>(new T[std::size_t(D) * std::size_t(D)]);
+  data_view<T> view{owner.get(), D, D, memory_space::host};
+  EMBER_HD EMBER_INLINE T const* operator[](int i) const { return view.data + std::size_t(i) * D; }
+  void set(int i, int j, T v) { owner[std::size_t(i) * D + std::size_t(j)] = v; }
+};
+
+/// A heap-stored precision matrix without its owner: a trivially copyable view, valid while the
+/// memory it points to (a `device_copy`'s) lives.
+template <class T, int D>
+struct precision_view {
+  data_view<T> view;
+  EMBER_HD EMBER_INLINE T const* operator[](int i) const { return view.data + std::size_t(i) * D; }
+};
+
+}  // namespace detail
+
+template <class T, int D, class Form = covariance::full, class Precision = detail::precision_storage<T, D>>
 struct gaussian;
 
 /// Σ = σ²I. Stored as 1/σ² so the hot loop never divides.
@@ -142,28 +180,6 @@ struct gaussian<T, D, covariance::diagonal> {
 
 namespace detail {
 
-/// Precision matrices up to this many bytes live inside the energy (a `vec` of rows: registers
-/// and the kernel-parameter block on a GPU); larger ones on the heap, so that a D = 784 energy
-/// is not 2.4 MB of stack.
-inline constexpr std::size_t inline_matrix_bytes = 16384;
-
-template <class T, int D, bool Heap = (std::size_t(D) * std::size_t(D) * sizeof(T) > inline_matrix_bytes)>
-struct precision_storage {
-  vec<vec<T, D>, D> rows;
-  EMBER_HD EMBER_INLINE vec<T, D> const& operator[](int i) const { return rows[i]; }
-  void set(int i, int j, T v) { rows[i][j] = v; }
-};
-
-/// Heap storage, shared between copies of the energy (copies are cheap; the matrix is never
-/// written after construction). Host only: a CUDA kernel refuses it as not trivially copyable.
-template <class T, int D>
-struct precision_storage<T, D, true> {
-  std::shared_ptr<T[]> owner = std::shared_ptr<T[]>(new T[std::size_t(D) * std::size_t(D)]);
-  T* p = owner.get();
-  EMBER_HD EMBER_INLINE T const* operator[](int i) const { return p + std::size_t(i) * D; }
-  void set(int i, int j, T v) { p[std::size_t(i) * D + std::size_t(j)] = v; }
-};
-
 #if !defined(__CUDA_ARCH__)
 // Checks Σ (finite, symmetric, positive definite) and factorises it with Eigen's LLT in double:
 // returns P = Σ⁻¹ and log det Σ. Positive definite means every Cholesky pivot Lⱼⱼ² is above
@@ -217,15 +233,17 @@ inline void factor_covariance(Eigen::MatrixXd const& C, Eigen::MatrixXd& P, doub
 /// The gradient is P(x − μ): D² multiply-adds. Σ comes as `std::array<std::array<T, D>, D>` or
 /// any Eigen matrix (`Eigen::Matrix3f`, or `Eigen::MatrixXd` checked to be D × D at run time),
 /// μ as a `vec` or an Eigen vector. P lives inside the energy up to 16 KiB (float D ≤ 64, double
-/// D ≤ 45) and on the heap above (shared by copies, CPU backend only), so `gaussian<float, 784>`
-/// and `gaussian<double, 512>` work.
-template <class T, int D>
-struct gaussian<T, D, covariance::full> {
+/// D ≤ 45) and on the heap above (shared by copies), so `gaussian<float, 784>` and
+/// `gaussian<double, 512>` work; on the heap it is a data view, which `to_device(U)` copies to a
+/// GPU like a data set, handing backend::cuda a trivially copyable `device_value()`.
+/// `Precision` is the storage (chosen by size; `to_device` picks the view form).
+template <class T, int D, class Precision>
+struct gaussian<T, D, covariance::full, Precision> {
   using value_type = T;
   static constexpr int dim = D;
 
   vec<T, D> mean;
-  detail::precision_storage<T, D> precision;  ///< precision[i][j] = (Σ⁻¹)ᵢⱼ
+  Precision precision;  ///< precision[i][j] = (Σ⁻¹)ᵢⱼ
   T log_norm;
 
   gaussian(vec<T, D> const& mu, std::array<std::array<T, D>, D> const& cov) : mean(mu) {
@@ -259,6 +277,27 @@ struct gaussian<T, D, covariance::full> {
 #endif
 
   T log_normalizer() const { return log_norm; }
+
+  /// A heap-stored precision is a data view: `for_each_view` (data/for_each_view.hpp) finds it,
+  /// so `to_device(U)` copies it to the GPU and the backends check where it points.
+  template <class F>
+    requires requires(Precision& p) { p.view; }
+  void for_each_view(F&& f) {
+    f(precision.view);
+  }
+  /// What a device receives of an energy with a heap-stored precision: the same energy with the
+  /// matrix as a bare view (no owner), trivially copyable; `to_device` calls it once the matrix
+  /// is on the device (data/device.cuh).
+  auto device_value() const
+    requires std::is_same_v<Precision, detail::precision_storage<T, D, true>>
+  {
+    return gaussian<T, D, covariance::full, detail::precision_view<T, D>>(*this);
+  }
+  /// The view form from the owning form (see `device_value`).
+  template <class P>
+    requires std::is_same_v<Precision, detail::precision_view<T, D>>
+  explicit gaussian(gaussian<T, D, covariance::full, P> const& owner)
+      : mean(owner.mean), precision{owner.precision.view}, log_norm(owner.log_norm) {}
 
   template <class S>
   EMBER_HD S value(vec<S, D> const& x) const {
