@@ -25,7 +25,7 @@ TEST_CASE("a matrix row counts L gradients per adapted-HMC transition and ChEES'
   bm::report out(nullptr);
   bm::run_axes const axes{.chains = {32}, .warmup = 200, .draws = 100, .seed = 5};
   bm::target<ember_test::normal2> const normal2{"normal2"};
-  bm::measure(out, normal2, bm::adapted_hmc{.steps = 5, .jitter = 0.2}, hana::type_c<double>,
+  bm::measure(out, normal2, bm::adapted_hmc{.integrator_steps = 5, .jitter = 0.2}, hana::type_c<double>,
               hana::type_c<ember::backend::cpu>, axes);
   // In d = 100 the adapted ε is well below the adapted T, so ChEES takes several steps.
   bm::measure(out, bm::target<ember::targets::standard_normal>{"standard_normal"}, bm::chees_hmc{},

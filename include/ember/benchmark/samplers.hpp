@@ -8,7 +8,7 @@
 ///
 /// `gradients_of_transition(k, t)` is how a matrix counts gradient evaluations exactly: ULA and
 /// MALA take one per transition; HMC takes its integrator's `gradients_per_step` times the
-/// steps of transition t, which `hmc_kernel::integrator_steps(t, ε)` gives (L, or ⌈uₜT/ε⌉ with a
+/// steps of transition t, which `hmc_kernel::integrator_steps_at(t, ε)` gives (L, or ⌈uₜT/ε⌉ with a
 /// trajectory length: the same for every chain, a function of t and the adapted T and ε).
 
 #include <ember/kernel/hmc.hpp>
@@ -25,10 +25,15 @@ namespace ember::benchmark {
 /// Gradient evaluations of one chain at transition t under kernel k.
 template <class K>
 double gradients_of_transition(K const& k, std::int64_t t) {
-  if constexpr (requires(typename K::value_type & eps) { k.integrator_steps(std::uint32_t(t), eps); }) {
-    typename K::value_type eps;
-    return double(K::integrator_type::gradients_per_step) * k.integrator_steps(std::uint32_t(t), eps);
+  if constexpr (requires(typename K::value_type & eps) { k.integrator_steps_at(std::uint32_t(t), eps); }) {
+    typename K::value_type eps = typename K::value_type(k.step_size);
+    return double(K::integrator_type::gradients_per_step) * k.integrator_steps_at(std::uint32_t(t), eps);
   } else {
+    // Only one-gradient-per-transition kernels may get here: a kernel with an integrator of its
+    // own must say how many steps transition t takes, or the counts would be silently wrong.
+    static_assert(!requires { typename K::integrator_type; },
+                  "ember::benchmark: this kernel has an integrator but no integrator_steps_at(t, eps): "
+                  "the matrix cannot count its gradient evaluations");
     return 1;
   }
 }
@@ -48,13 +53,13 @@ struct adapted_mala {
 /// metric adapted (`warmup(w)`), target acceptance 0.8.
 struct adapted_hmc {
   char const* name = "hmc";
-  int steps = 16;
+  int integrator_steps = 16;
   double jitter = 0.2;
   static constexpr bool needs_gradient = true;
   double target_acceptance = 0.8;
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return hmc(U, {.steps = steps, .jitter = jitter}) | warmup(w);
+    return hmc(U, {.integrator_steps = integrator_steps, .jitter = jitter}) | warmup(w);
   }
 };
 
