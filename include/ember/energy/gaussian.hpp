@@ -148,7 +148,8 @@ struct gaussian<T, D, covariance::diagonal> {
     detail::require_finite_entries(mu, "ember::gaussian", "mean");
     double ln = 0;
     for (int i = 0; i < D; ++i) {
-      inv_var[i] = detail::inverse_square<T>(double(sigma[i]), "ember::gaussian", "sigma[" + std::to_string(i) + "]");
+      inv_var[i] = detail::inverse_square<T>(double(sigma[i]), "ember::gaussian",
+                                                [i] { return "sigma[" + std::to_string(i) + "]"; });
       ln += 0.5 * std::log(two_pi<double> * double(sigma[i]) * double(sigma[i]));
     }
     log_norm = T(ln);

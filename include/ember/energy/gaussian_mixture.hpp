@@ -104,10 +104,20 @@ struct gaussian_mixture {
     for (int k = 0; k < K; ++k) {
       double lw = std::log(double(weights[k]) / total) - 0.5 * D * std::log(two_pi<double>);
       for (int i = 0; i < D; ++i) {
-        std::string const at = "[" + std::to_string(k) + "][" + std::to_string(i) + "]";
-        detail::require_finite(means[k][i], "ember::gaussian_mixture", ("mean" + at).c_str());
+        auto const named = [k, i](char const* what) {
+          return [=] {  // appended piece by piece: GCC 12 warns falsely on prepending (-Wrestrict)
+            std::string s = what;
+            s += '[';
+            s += std::to_string(k);
+            s += "][";
+            s += std::to_string(i);
+            s += ']';
+            return s;
+          };
+        };
+        detail::require_finite(means[k][i], "ember::gaussian_mixture", named("mean"));
         mean[k][i] = means[k][i];
-        inv_var[k][i] = detail::inverse_square<T>(double(sigmas[k][i]), "ember::gaussian_mixture", "sigma" + at);
+        inv_var[k][i] = detail::inverse_square<T>(double(sigmas[k][i]), "ember::gaussian_mixture", named("sigma"));
         lw -= std::log(double(sigmas[k][i]));
       }
       log_weight[k] = T(lw);
