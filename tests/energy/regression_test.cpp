@@ -162,6 +162,14 @@ TEST_CASE("regression energies refuse mismatched data with a sentence", "[energy
              Catch::Contains("scale must be positive"));
   CHECK_THAT(msg([&] { ember::logistic_regression<D>(s.X.view(), s.y.view(), ember::student_t_prior{0, 1}); }),
              Catch::Contains("nu must be positive"));
+  // Scales whose 1/s² leaves float are refused naming the value (the data here are float).
+  CHECK_THAT(msg([&] { ember::logistic_regression<D>(s.X.view(), s.y.view(), ember::normal_prior{1e-30}); }),
+             Catch::StartsWith("ember::normal_prior: scale = 1e-30 gives 1/scale^2 = 1e+60, which overflows float"));
+  CHECK_THAT(msg([&] { ember::logistic_regression<D>(s.X.view(), s.y.view(), ember::student_t_prior{3, 1e25}); }),
+             Catch::StartsWith("ember::student_t_prior: scale = 1e+25 gives 1/scale^2 = 1e-50, which underflows float"));
+  CHECK_THAT(msg([&] { ember::linear_regression<D>(s.X.view(), s.y.view(), 1e-25, ember::normal_prior{1}); }),
+             Catch::StartsWith("ember::linear_regression: noise_sd = 1e-25 gives 1/noise_sd^2 = 1e+50, which overflows "
+                               "float"));
 }
 
 TEST_CASE("mala on Bayesian linear regression reproduces the closed-form Gaussian posterior",
