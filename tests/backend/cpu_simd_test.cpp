@@ -22,14 +22,20 @@ TEST_CASE("Philox on a SIMD batch gives every lane the scalar stream of its chai
                               rng_traits<B>::u32(1u), rb.key0, rb.key1);
       auto wd = philox4x32<BD>(rd.chain, rng_traits<BD>::u32(step), rng_traits<BD>::u32(2u),
                                rng_traits<BD>::u32(1u), rd.key0, rd.key1);
+      auto lb = philox4x32_lanes<B>(rb.chain, step, 2u, 1u, rb.key0, rb.key1);
+      auto ld = philox4x32_lanes<BD>(rd.chain, step, 2u, 1u, rd.key0, rd.key1);
       auto ub = rb.uniform(purpose::accept);
       for (int l = 0; l < W; ++l) {
         auto r = make_chain_rng<float>(0xfeedbeefcafeull, chain + std::uint32_t(l), step);
         auto w = philox4x32<float>(r.chain, step, 2u, 1u, r.key0, r.key1);
         for (int i = 0; i < 4; ++i) REQUIRE(wb.w[i].get(std::size_t(l)) == w.w[i]);
+        for (int i = 0; i < 4; ++i) REQUIRE(lb.w[i].get(std::size_t(l)) == w.w[i]);
         REQUIRE(ub.get(std::size_t(l)) == r.uniform(purpose::accept));
         if (l < WD)
-          for (int i = 0; i < 4; ++i) REQUIRE(wd.w[i].get(std::size_t(l)) == std::uint64_t(w.w[i]));
+          for (int i = 0; i < 4; ++i) {
+            REQUIRE(wd.w[i].get(std::size_t(l)) == std::uint64_t(w.w[i]));
+            REQUIRE(ld.w[i].get(std::size_t(l)) == std::uint64_t(w.w[i]));
+          }
       }
     }
 }

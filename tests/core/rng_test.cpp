@@ -38,6 +38,9 @@ TEST_CASE("philox4x32 equals Random123's Philox4x32-10 bit for bit", "[core][rng
                           : ember::philox4x32<double>(c[0], c[1], c[2], c[3], key[0], key[1]);
       for (int i = 0; i < 4; ++i) REQUIRE(got.w[i] == want[i]);
     }
+    // The chain form (rounds 1 and 2 with the lane-uniform words as single products) too.
+    auto lanes = ember::philox4x32_lanes<float>(c[0], c[1], c[2], c[3], key[0], key[1]);
+    for (int i = 0; i < 4; ++i) REQUIRE(lanes.w[i] == want[i]);
   }
 }
 

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -130,6 +131,7 @@ struct cpu_sink {
 
   template <class State, class S>
   void load(std::uint32_t c, State& s, mask_t<S>& frozen, S& window) {
+    EMBER_UNROLL
     for (int i = 0; i < State::slots; ++i) s.slot(i) = load_lanes<S>(in->slots.data() + std::int64_t(i) * stride() + c);
     window = load_lanes<S>(in->window.data() + c);
     T f[width<S>()];
@@ -141,6 +143,7 @@ struct cpu_sink {
   }
   template <class State, class S>
   void store(std::uint32_t c, State const& s, mask_t<S> const& frozen, S const& window, S const& div, S const& acc) {
+    EMBER_UNROLL
     for (int i = 0; i < State::slots; ++i) store_lanes(out->slots.data() + std::int64_t(i) * stride() + c, s.slot(i));
     store_lanes(out->window.data() + c, window);
     T f[width<S>()], d[width<S>()], a[width<S>()];
@@ -242,7 +245,8 @@ class backend::cpu::storage {
   static constexpr int D = P::dim;
   using B = simd_batch<T>;
   static constexpr std::int64_t W = std::int64_t(B::size);
-  static constexpr int slots = decltype(std::declval<typename P::kernel_type const&>().init(vec<T, D>{}))::slots;
+  using kernel_type = typename P::kernel_type;
+  static constexpr int slots = decltype(std::declval<kernel_type const&>().init(vec<T, D>{}))::slots;
 
   storage() = default;
   storage(cpu const& be, std::int64_t chains) : be_(be), chains_(chains) {
@@ -260,31 +264,34 @@ class backend::cpu::storage {
     blk_ = (blk + W - 1) / W * W;
     if (!be.simd) blk_ = blk;
     nblocks_ = (chains + blk_ - 1) / blk_;
-    std::int64_t const padded = (chains + W - 1) / W * W;
-    a_.allocate(slots, padded);
-    b_.allocate(slots, padded);
+    // The second buffer is allocated by the first chunk (a run that is only started and read,
+    // or loaded from a checkpoint, never needs it).
+    a_.allocate(slots, (chains + W - 1) / W * W);
   }
 
-  /// The chains' first states.
-  template <class Kernel, class Init>
-  void init(Kernel const& kernel, std::uint64_t key, Init const& init) {
+  /// The chains' first states. From the default start x₀ ~ N(0, I) they are drawn by the first
+  /// chunk, batch by batch just before the batch's first transition (one parallel region less,
+  /// and the state is still in cache), or when the state is read before that; from `.init` (a
+  /// span that need not outlive this call) at once.
+  template <class Init>
+  void init(kernel_type const& kernel, std::uint64_t key, Init const& init) {
+    if (init.empty()) {
+      pending_.emplace(kernel);
+      key_ = key;
+      return;
+    }
     parallel([&](std::int64_t, std::int64_t c, std::int64_t end, auto& sink) {
-      sink.in = &a_;
       sink.out = &a_;
 #if !defined(__CUDACC__)
       if (be_.simd)
         for (; c < end; c += W) {
-          auto x0 = init.empty() ? default_start<B, D>(key, std::uint32_t(c)) : detail::load_start<B>(init, c);
           sink.lanes = int(std::min(W, end - c));
-          fused_init<B>(kernel, x0, key, std::uint32_t(c), sink);
+          fused_init<B>(kernel, detail::load_start<B>(init, c), key, std::uint32_t(c), sink);
         }
 #endif
       sink.lanes = 1;
-      for (; c < end; ++c) {
-        auto x0 = init.empty() ? default_start<T, D>(key, std::uint32_t(c)) : detail::load_start<T>(init, c);
-        fused_init<T>(kernel, x0, key, std::uint32_t(c), sink);
-      }
-    }, 0);
+      for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c), key, std::uint32_t(c), sink);
+    });
   }
 
   /// One chunk: every chain from `a` (the committed state) into `b`, then b becomes a.
@@ -302,6 +309,8 @@ class backend::cpu::storage {
         for (auto* v : {&obs_start_, &obs_end_, &obs_velocity_}) v->resize(std::size_t(D * a_.stride));
       }
     }
+    if (b_.stride != a_.stride) b_.allocate(slots, a_.stride);
+    bool const first = pending_.has_value();
     parallel([&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
       sink.samples = samples;
       sink.track = track.data() + std::size_t(b) * stride;
@@ -311,12 +320,17 @@ class backend::cpu::storage {
       if (be_.simd)
         for (; c < end; c += W) {
           sink.lanes = int(std::min(W, end - c));
+          if (first) draw_start<B>(std::uint32_t(c), sink);
           fused_chunk<B, Mode>(kernel, ch, std::uint32_t(c), sink);
         }
 #endif
       sink.lanes = 1;
-      for (; c < end; ++c) fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
-    }, 1);
+      for (; c < end; ++c) {
+        if (first) draw_start<T>(std::uint32_t(c), sink);
+        fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
+      }
+    });
+    pending_.reset();  // only once the whole chunk succeeded: a failed one leaves it pending
     std::swap(a_, b_);
     chunk_output out;
     out.track.assign(stride, 0.0);
@@ -351,12 +365,20 @@ class backend::cpu::storage {
 
   /// The per-chain arrays for the reductions of warm-up.
   chain_view<T> view() const {
+    draw_pending_starts();
     return {a_.slots.data(), a_.frozen.data(), obs_accept_.data(), obs_start_.data(), obs_end_.data(),
             obs_velocity_.data(), a_.stride};
   }
   /// The committed per-chain arrays (host memory: the CPU backend's own).
-  chain_arrays<T> const& host() const { return a_; }
-  chain_arrays<T>& host_mutable() { return a_; }
+  chain_arrays<T> const& host() const {
+    draw_pending_starts();
+    return a_;
+  }
+  /// For a loaded checkpoint, which overwrites every array (so pending first states are dropped).
+  chain_arrays<T>& host_mutable() {
+    pending_.reset();
+    return a_;
+  }
   /// After `host_mutable()` was written (a checkpoint loaded): nothing to copy on the host.
   void upload() {}
 
@@ -379,9 +401,34 @@ class backend::cpu::storage {
     omp_set_num_threads(saved);
     if (error) std::rethrow_exception(error);
   }
+  // The default start of the batch (or chain) at c and its first state, into the committed arrays.
+  template <class S, class Sink>
+  void draw_start(std::uint32_t c, Sink& sink) const {
+    auto* const out = sink.out;
+    sink.out = &a_;
+    fused_init<S>(*pending_, default_start<S, D>(key_, c), key_, c, sink);
+    sink.out = out;
+  }
+  // Draws the pending first states on their own, for a run read before its first chunk.
+  void draw_pending_starts() const {
+    if (!pending_) return;
+    // parallel() writes through the sink only to a_, which is mutable.
+    const_cast<storage&>(*this).parallel([&](std::int64_t, std::int64_t c, std::int64_t end, auto& sink) {
+#if !defined(__CUDACC__)
+      if (be_.simd)
+        for (; c < end; c += W) {
+          sink.lanes = int(std::min(W, end - c));
+          draw_start<B>(std::uint32_t(c), sink);
+        }
+#endif
+      sink.lanes = 1;
+      for (; c < end; ++c) draw_start<T>(std::uint32_t(c), sink);
+    });
+    pending_.reset();
+  }
   // Runs body(block, first chain, end chain, sink) for every block in parallel.
   template <class F>
-  void parallel(F const& body, int) {
+  void parallel(F const& body) {
     run_parallel(nblocks_, [&](std::int64_t b) {
       detail::cpu_sink<P> sink{&a_, &b_, nullptr, chains_, nullptr, 0, 1.0,
                                obs_accept_.data(), obs_start_.data(), obs_end_.data(), obs_velocity_.data()};
@@ -392,7 +439,12 @@ class backend::cpu::storage {
   cpu be_;
   std::int64_t chains_ = 0, blk_ = 64, nblocks_ = 0;
   int nthreads_ = 1;
-  chain_arrays<T> a_, b_;
+  // The committed arrays are mutable for one reason: a run read before its first chunk draws its
+  // pending first states then (in `host() const`, as the CUDA backend copies back in its own).
+  mutable chain_arrays<T> a_;
+  chain_arrays<T> b_;
+  mutable std::optional<kernel_type> pending_;  // the kernel whose first states are still to draw
+  std::uint64_t key_ = 0;
   std::vector<T> obs_accept_, obs_start_, obs_end_, obs_velocity_;
 };
 

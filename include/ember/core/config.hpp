@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// The only macros in ember: host/device annotations, the exec-check pragma and inlining hints.
+/// The only macros in ember: host/device annotations, the exec-check pragma, inlining and
+/// unrolling hints.
 /// Outside nvcc every one of them is empty, so the same headers are plain C++20 on the host.
 
 #if defined(__CUDACC__)
@@ -19,4 +20,15 @@
 #define EMBER_INLINE inline __attribute__((always_inline))
 #else
 #define EMBER_INLINE inline
+#endif
+
+/// Placed before a loop with a small compile-time trip count in the fused loop (Philox rounds and
+/// blocks, the D rows of a gradient): fully unrolled, its indices become constants, so uniform
+/// parts of Philox fold or leave the step loop and every value can stay in a register.
+#if defined(__CUDACC__) || defined(__clang__)
+#define EMBER_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define EMBER_UNROLL _Pragma("GCC unroll 64")
+#else
+#define EMBER_UNROLL
 #endif

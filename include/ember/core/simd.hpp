@@ -100,7 +100,7 @@ struct fma_traits<xsimd::batch<T, A>> {
 };
 
 /// float batches: one chain per 32-bit lane. Philox's 32×32→64 multiply uses the even/odd
-/// `mul_epu32` trick on x86 (two multiplies and two blends per 16 lanes); other targets fall
+/// `mul_epu32` trick on x86 (two multiplies and two masked shuffles per 16 lanes); other targets fall
 /// back to a lane loop.
 template <class A>
 struct rng_traits<xsimd::batch<float, A>> {
@@ -113,10 +113,13 @@ struct rng_traits<xsimd::batch<float, A>> {
     if constexpr (detail::has_arch<A, xsimd::avx512f>) {
       __m512i a = _mm512_set1_epi32(int(m));
       __m512i x = b;
-      __m512i even = _mm512_mul_epu32(a, x);
-      __m512i odd = _mm512_mul_epu32(a, _mm512_srli_epi64(x, 32));
-      lo = u32(_mm512_mask_blend_epi32(__mmask16(0xAAAA), even, _mm512_slli_epi64(odd, 32)));
-      hi = u32(_mm512_mask_blend_epi32(__mmask16(0xAAAA), _mm512_srli_epi64(even, 32), odd));
+      __m512i even = _mm512_mul_epu32(a, x);                        // 64-bit products of lanes 0, 2, …
+      __m512i odd = _mm512_mul_epu32(a, _mm512_srli_epi64(x, 32));  // and of lanes 1, 3, …
+      // Each result lane is one 32-bit half of one of the two: an in-lane dword shuffle of one
+      // product, merged under a mask into the other, which already holds its half in place
+      // (one instruction per result instead of a shift and a blend).
+      hi = u32(_mm512_mask_shuffle_epi32(odd, __mmask16(0x5555), even, _MM_PERM_DDBB));
+      lo = u32(_mm512_mask_shuffle_epi32(even, __mmask16(0xAAAA), odd, _MM_PERM_CCAA));
       return;
     }
 #endif

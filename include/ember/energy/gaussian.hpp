@@ -307,10 +307,11 @@ struct gaussian<T, D, covariance::full, Precision> {
   }
 
   template <class S>
-  EMBER_HD S value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
+  EMBER_HD EMBER_INLINE S value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
     vec<S, D> r;
     for (int i = 0; i < D; ++i) r[i] = x[i] - mean[i];
     S q = S(0);
+    EMBER_UNROLL
     for (int i = 0; i < D; ++i) {
       auto const& p = precision[i];
       S gi = S(p[0]) * r[0];

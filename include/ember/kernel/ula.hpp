@@ -34,9 +34,12 @@ struct ula_kernel {
   }
 
   template <class S>
-  EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng) const {
+  EMBER_HD EMBER_INLINE step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng) const {
     auto xi = rng.template normal<dim>(purpose::proposal);
-    s.x = euler_maruyama(s.x, s.grad, xi, step_size, noise_scale);
+    auto const y = euler_maruyama(s.x, s.grad, xi, step_size, noise_scale);
+    // Coordinate by coordinate: assigning the whole vec compiles to a call of memcpy on the host.
+    EMBER_UNROLL
+    for (int i = 0; i < dim; ++i) s.x[i] = y[i];
     s.energy = energy.value_and_grad(s.x, s.grad);
     return {S(1), !is_finite(s.energy), S(1)};
   }

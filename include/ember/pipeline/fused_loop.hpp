@@ -53,6 +53,7 @@ EMBER_HD EMBER_INLINE vec<S, D> default_start(std::uint64_t key, std::uint32_t c
 template <class State>
 EMBER_HD EMBER_INLINE auto state_is_finite(State const& s) {
   auto e = s.energy;
+  EMBER_UNROLL
   for (int i = 0; i < int(sizeof(s.x) / sizeof(s.x[0])); ++i) e = e + decltype(e)(0) * s.x[i];
   return is_finite(e);
 }
@@ -69,13 +70,23 @@ EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& ch, std::uint32_t c
   sink.load(chain, s, frozen, window);
   S divergent_transitions = S(0), accepted_total = S(0);
 
-  // One transition with divergence handling: a lane whose new state is not finite keeps its last
-  // finite state and is frozen for the rest of the run. The previous state is a register copy;
-  // the selects only run when some lane went bad (rare), so the common path costs the copy and
-  // one finiteness test per step. (Recomputing the previous gradient on the rare path instead of
-  // copying doubled the CUDA kernel's registers, 80 → 160, for 1.5 % fewer CPU instructions.)
-  auto advance = [&](std::int64_t t) {
-    State prev = s;
+  // One loop and the same transition code for every phase, so every transition is the same
+  // machine code and a chain's path does not depend on where a phase or a chunk ends. A
+  // countdown, not a division, finds kept steps. (The transition is written into the loop, not
+  // as a lambda called from it: GCC left such a lambda out of line, which kept the chain's state
+  // in memory, passed by reference, instead of in registers.)
+  std::int64_t k = ch.begin > ch.keep_from ? (ch.begin - ch.keep_from) / ch.thin : 0;
+  std::int64_t until_keep = ch.begin > ch.keep_from ? ch.thin - (ch.begin - ch.keep_from) % ch.thin : ch.thin;
+  for (std::int64_t t = ch.begin; t < ch.end; ++t) {
+    // One transition with divergence handling: a lane whose new state is not finite keeps its
+    // last finite state and is frozen for the rest of the run. The previous state is a register
+    // copy; the selects only run when some lane went bad (rare), so the common path costs the
+    // copy and one finiteness test per step. (Recomputing the previous gradient on the rare path
+    // instead of copying doubled the CUDA kernel's registers, 80 → 160, for 1.5 % fewer CPU
+    // instructions.)
+    State prev;
+    EMBER_UNROLL  // slot by slot: a copy of the whole struct compiles to a call of memcpy on the host
+    for (int i = 0; i < State::slots; ++i) prev.slot(i) = s.slot(i);
     auto rng = make_chain_rng<S>(ch.key, chain, std::uint32_t(t));
     step_info<S> info;
     if constexpr (Observe == observe::trajectory) {
@@ -97,19 +108,10 @@ EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& ch, std::uint32_t c
     }
     if constexpr (Observe != observe::nothing) sink.observe(chain, info.accept_prob, frozen);
     if (t >= ch.count_from) divergent_transitions = divergent_transitions + select(info.divergent, S(1), S(0));
-    return info.accepted;
-  };
 
-  // One loop and one call of advance for every phase, so every transition is the same machine
-  // code and a chain's path does not depend on where a phase or a chunk ends. A countdown, not a
-  // division, finds kept steps.
-  std::int64_t k = ch.begin > ch.keep_from ? (ch.begin - ch.keep_from) / ch.thin : 0;
-  std::int64_t until_keep = ch.begin > ch.keep_from ? ch.thin - (ch.begin - ch.keep_from) % ch.thin : ch.thin;
-  for (std::int64_t t = ch.begin; t < ch.end; ++t) {
-    S a = advance(t);
     if (t < ch.keep_from) continue;
-    accepted_total = accepted_total + a;
-    window = window + a;
+    accepted_total = accepted_total + info.accepted;
+    window = window + info.accepted;
     if (--until_keep == 0) {
       sink.keep(k, chain, s, window, !frozen);
       ++k;
