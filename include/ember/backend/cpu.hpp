@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
-#include <optional>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -276,7 +276,7 @@ class backend::cpu::storage {
   template <class Init>
   void init(kernel_type const& kernel, std::uint64_t key, Init const& init) {
     if (init.empty()) {
-      pending_.emplace(kernel);
+      pending_ = std::make_shared<kernel_type const>(kernel);
       key_ = key;
       return;
     }
@@ -310,7 +310,7 @@ class backend::cpu::storage {
       }
     }
     if (b_.stride != a_.stride) b_.allocate(slots, a_.stride);
-    bool const first = pending_.has_value();
+    bool const first = pending_ != nullptr;
     parallel([&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
       sink.samples = samples;
       sink.track = track.data() + std::size_t(b) * stride;
@@ -443,7 +443,9 @@ class backend::cpu::storage {
   // pending first states then (in `host() const`, as the CUDA backend copies back in its own).
   mutable chain_arrays<T> a_;
   chain_arrays<T> b_;
-  mutable std::optional<kernel_type> pending_;  // the kernel whose first states are still to draw
+  // The kernel whose first states are still to draw; held by pointer so that storage stays
+  // assignable for kernels that are not (an energy from a capturing lambda).
+  mutable std::shared_ptr<kernel_type const> pending_;
   std::uint64_t key_ = 0;
   std::vector<T> obs_accept_, obs_start_, obs_end_, obs_velocity_;
 };
