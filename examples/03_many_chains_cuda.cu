@@ -28,7 +28,7 @@ int main() {
   sample_options<float, D> opt{.chains = 1'000'000, .steps = 1'000, .seed = 42};
 
   (void)sample(pipe, {.chains = 1024, .steps = 10, .seed = 1}, backend::cuda{});  // warm-up: context, module load
-  auto res = sample(pipe, opt, backend::cuda{});
+  auto res = sample(pipe, opt, backend::cuda{.device = 0, .block_size = 256});
 
   double chain_steps = double(opt.chains) * double(500 + opt.steps);
   std::printf("%lld chains x %d transitions of MALA on a %d-d Gaussian mixture: %.3f s on the GPU, %.0f M chain-steps/s\n",
