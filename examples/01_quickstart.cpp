@@ -11,7 +11,7 @@ int main() {
   gaussian_mixture<float, D, 2> U({0.7f, 0.3f}, {vec<float, D>{{-1.f, 0.f}}, vec<float, D>{{1.f, 0.5f}}},
                                   {0.6f, 0.8f});
 
-  auto pipe = mala(U, {}) | warmup(500) | thin(10) | record() | track(moments, acceptance);
+  auto pipe = mala(U) | warmup(500) | thin(10) | record() | track(moments, acceptance);
   auto res = sample(pipe, {.chains = 10'000, .steps = 2'000, .seed = 42}, backend::cpu{});
 
   std::cout << res.summary();

@@ -162,7 +162,7 @@ struct hmc_kernel {
 template <class Integrator = velocity_verlet>
 struct hmc_fn {
   template <class E>
-  auto operator()(E const& U, hmc_options o) const {
+  auto operator()(E const& U, hmc_options o = {}) const {
     static_assert(DifferentiableEnergy<E>,
                   "ember::hmc needs a differentiable energy: a type with dim, value_type, "
                   "value(x) and value_and_grad(x, g); wrap a plain callable in custom_energy<D>(f)");

@@ -101,7 +101,7 @@ struct mala_kernel {
 
 struct mala_fn {
   template <class E>
-  auto operator()(E const& U, mala_options o) const {
+  auto operator()(E const& U, mala_options o = {}) const {
     static_assert(DifferentiableEnergy<E>,
                   "ember::mala needs a differentiable energy: a type with dim, value_type, "
                   "value(x) and value_and_grad(x, g); wrap a plain callable in custom_energy<D>(f)");
