@@ -51,57 +51,16 @@ warn() { echo "[compare_cpu] WARNING: $*" >&2; }
 has_impl() { case ",$IMPLS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 T_START=$(date +%s)
 
-# ---------------------------------------------------------------- threads/cores
-NTHREADS=2
-NCPU=$(nproc 2>/dev/null || echo 1)
-if [ "$NCPU" -ge 2 ]; then CPUS="0,1"; else CPUS="0"; NTHREADS=1; fi
-export EMBER_BENCH_THREADS=$NTHREADS EMBER_BENCH_CPUS=$CPUS
-export OMP_NUM_THREADS=$NTHREADS MKL_NUM_THREADS=$NTHREADS OPENBLAS_NUM_THREADS=$NTHREADS
-# XLA:CPU takes its thread count from the CPU affinity (taskset); it has no
-# intra-op thread flag (unknown flags in XLA_FLAGS abort the process).
-export XLA_FLAGS="--xla_cpu_multi_thread_eigen=true"
-export JAX_PLATFORMS=cpu
-export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in bench/peers
-if command -v taskset >/dev/null 2>&1; then
-    PIN=(taskset -c "$CPUS")
-else
-    warn "taskset not found (util-linux); peers pin themselves with sched_setaffinity, ember runs unpinned"
-    PIN=()
-fi
+# ---------------------------------------------------------------- threads/cores, virtualenv
+source "$ROOT/bench/peers/env.sh"
+pin_to_two_cores
 log "pinning to cpus $CPUS with $NTHREADS threads"
-
-# ---------------------------------------------------------------- virtualenv
-VENV="$ROOT/bench/.venv"
-VPY="$VENV/bin/python"
-REQ="$ROOT/bench/peers/requirements.txt"
-MARKER="$VENV/.ember-peers-installed"
-PYTHON="${PYTHON:-python3}"
-
-setup_venv() {
-    local t0 stamp
-    t0=$(date +%s)
-    stamp="$(cat "$REQ" "$ROOT/bench/peers/torch_cpu_deps.py" | sha256sum | cut -d' ' -f1)"
-    if [ -x "$VPY" ] && [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$stamp" ]; then
-        log "bench/.venv is up to date"
-        return 0
-    fi
-    if [ ! -x "$VPY" ]; then
-        log "creating bench/.venv with $PYTHON ($("$PYTHON" --version 2>&1))"
-        "$PYTHON" -m venv "$VENV" || { warn "could not create $VENV"; return 1; }
-    fi
-    log "installing the pinned peers into bench/.venv (torch without its CUDA wheels; a few minutes)"
-    "$VPY" -m pip install --disable-pip-version-check --no-deps -r "$REQ" >&2 \
-        || { warn "pip install failed"; return 1; }
-    "$VPY" "$ROOT/bench/peers/torch_cpu_deps.py" || { warn "torch does not import"; return 1; }
-    "$VPY" -c "import torch, torchebm, jax, jaxlib, blackjax, numpy, scipy, optax" >&2 \
-        || { warn "an installed peer does not import"; return 1; }
-    echo "$stamp" > "$MARKER"
-    log "installed in $(( $(date +%s) - t0 )) s; bench/.venv is $(du -sh "$VENV" | cut -f1)"
-}
 
 PEERS_OK=1
 if [ "$INSTALL" = 1 ]; then
-    setup_venv || PEERS_OK=0
+    setup_venv "$ROOT/bench/peers/requirements.txt" .ember-peers-installed \
+        "import torch, torchebm, jax, jaxlib, blackjax, numpy, scipy, optax" \
+        "$ROOT/bench/peers/torch_cpu_deps.py" || PEERS_OK=0
 elif [ ! -x "$VPY" ]; then
     warn "--no-install given but $VPY is missing"; PEERS_OK=0
 fi
@@ -181,7 +140,7 @@ for c in "${CASE_LIST[@]}"; do
 done
 
 # ---------------------------------------------------------------- ratios
-RPY="$VPY"; [ -x "$RPY" ] || RPY="$PYTHON"
+RPY="$VPY"; [ -x "$RPY" ] || RPY="${PYTHON:-python3}"
 "$RPY" "$ROOT/bench/peers/ratios.py" --baseline ember-simd "$OUT"
 log "total $(( $(date +%s) - T_START )) s; JSON lines in $OUT"
 exit $STATUS

@@ -56,45 +56,17 @@ warn() { echo "[compare_matrix] WARNING: $*" >&2; }
 has_impl() { case ",$IMPLS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 T_START=$(date +%s)
 
-# ---------------------------------------------------------------- threads/cores (as compare_cpu.sh)
-NTHREADS=2
-NCPU=$(nproc 2>/dev/null || echo 1)
-if [ "$NCPU" -ge 2 ]; then CPUS="0,1"; else CPUS="0"; NTHREADS=1; fi
-export EMBER_BENCH_THREADS=$NTHREADS EMBER_BENCH_CPUS=$CPUS
-export OMP_NUM_THREADS=$NTHREADS MKL_NUM_THREADS=$NTHREADS OPENBLAS_NUM_THREADS=$NTHREADS
-# XLA:CPU sizes its thread pool from the affinity mask (taskset); it has no thread-count flag.
-export XLA_FLAGS="--xla_cpu_multi_thread_eigen=true"
-export JAX_PLATFORMS=cpu
-export PYTHONDONTWRITEBYTECODE=1
-if command -v taskset >/dev/null 2>&1; then PIN=(taskset -c "$CPUS"); else
-    warn "taskset not found (util-linux); peers pin themselves with sched_setaffinity, ember runs unpinned"; PIN=(); fi
+# ---------------------------------------------------------------- threads/cores, virtualenv
+source "$ROOT/bench/peers/env.sh"
+pin_to_two_cores
 log "pinning to cpus $CPUS with $NTHREADS threads; $CHAINS chains, $WARMUP warm-up, $DRAWS draws, $PRECISION"
 log "load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 
-# ---------------------------------------------------------------- virtualenv
-VENV="$ROOT/bench/.venv"
-VPY="$VENV/bin/python"
-REQ="$ROOT/bench/peers/requirements-matrix.txt"
-MARKER="$VENV/.ember-matrix-peers-installed"
-PYTHON="${PYTHON:-python3}"
-setup_venv() {
-    local stamp
-    stamp="$(sha256sum "$REQ" | cut -d' ' -f1)"
-    if [ -x "$VPY" ] && [ -f "$MARKER" ] && [ "$(cat "$MARKER")" = "$stamp" ]; then
-        log "bench/.venv has the matrix peers"; return 0
-    fi
-    if [ ! -x "$VPY" ]; then
-        log "creating bench/.venv with $PYTHON ($("$PYTHON" --version 2>&1))"
-        "$PYTHON" -m venv "$VENV" || { warn "could not create $VENV"; return 1; }
-    fi
-    log "installing the pinned matrix peers into bench/.venv (about a minute)"
-    "$VPY" -m pip install --disable-pip-version-check --no-deps -r "$REQ" >&2 || { warn "pip install failed"; return 1; }
-    "$VPY" -c "import jax, blackjax, numpyro, arviz, optax" >&2 || { warn "an installed peer does not import"; return 1; }
-    echo "$stamp" > "$MARKER"
-}
 PEERS_OK=1
 if has_impl blackjax || has_impl numpyro; then
-    if [ "$INSTALL" = 1 ]; then setup_venv || PEERS_OK=0
+    if [ "$INSTALL" = 1 ]; then
+        setup_venv "$ROOT/bench/peers/requirements-matrix.txt" .ember-matrix-peers-installed \
+            "import jax, blackjax, numpyro, arviz, optax" || PEERS_OK=0
     elif [ ! -x "$VPY" ]; then warn "--no-install given but $VPY is missing"; PEERS_OK=0; fi
 fi
 
@@ -157,7 +129,7 @@ done
 
 # ---------------------------------------------------------------- tables
 log "load average at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
-RPY="$VPY"; [ -x "$RPY" ] || RPY="$PYTHON"
+RPY="$VPY"; [ -x "$RPY" ] || RPY="${PYTHON:-python3}"
 "$RPY" "$ROOT/bench/peers/matrix_ratios.py" --baseline ember "$OUT"
 log "total $(( $(date +%s) - T_START )) s; JSON lines in $OUT"
 exit $STATUS
