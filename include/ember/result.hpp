@@ -12,6 +12,7 @@
 /// draws or the moments), flagged by `divergent(c)` and left out of `summary()` and `trace()`.
 
 #include <ember/core/vec.hpp>
+#include <ember/detail/draw_buffer.hpp>
 #include <ember/diagnostics/summary.hpp>
 
 #include <algorithm>
@@ -125,7 +126,8 @@ class result {
   std::vector<std::int64_t> accepted_;
   adaptation_report adapted_;
   double target_acceptance_ = std::numeric_limits<double>::quiet_NaN();
-  std::vector<T> samples_, final_;
+  detail::draw_buffer<T> samples_;
+  std::vector<T> final_;
   std::vector<std::uint8_t> frozen_;
   std::vector<std::int64_t> diverged_at_;
   std::int64_t divergent_chains_ = 0, divergent_transitions_ = 0;

@@ -136,6 +136,12 @@ class run {
                                   detail::with_commas((long double)kept_after) + " kept draws x " + std::to_string(D) +
                                       " dimensions x " + detail::with_commas((long double)chains_) + " chains recorded",
                                   "thin more, run fewer chains, or track moments instead of recording");
+    if constexpr (P::records) {
+      // Room for the whole advance now, so that no chunk regrows (and copies) the draws; at
+      // least doubling, so that many short advances copy each draw a bounded number of times.
+      std::size_t const need = std::size_t(kept_after) * D * std::size_t(chains_);
+      if (need > samples_.capacity()) samples_.reserve(std::max(need, 2 * samples_.capacity()));
+    }
     auto const t_begin = t_;
     auto const clock0 = std::chrono::steady_clock::now();
     bool printed = false;
@@ -272,7 +278,7 @@ class run {
     return r;
   }
 
-  ember::result<T, D> make_result(std::vector<T> samples) const {
+  ember::result<T, D> make_result(detail::draw_buffer<T> samples) const {
     ember::result<T, D> out;
     auto const& a = storage_.host();
     out.chains_ = chains_;
@@ -333,7 +339,7 @@ class run {
   kernel_type kernel_;
   typename Backend::template storage<P> storage_;
   std::int64_t t_ = 0;
-  std::vector<T> samples_;
+  detail::draw_buffer<T> samples_;
   std::vector<double> track_;
   double seconds_ = 0;
   bool show_progress_ = true;
@@ -456,7 +462,7 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   a.diverged_at = r.get_vector<std::int64_t>(a.diverged_at.size());
   a.accepted = r.get_vector<std::int64_t>(a.accepted.size());
   a.divergent = r.get_vector<std::int64_t>(a.divergent.size());
-  out.samples_ = r.get_vector<T>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
+  out.samples_ = r.get_vector<T, detail::draw_allocator<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
   out.track_ = r.get_vector<double>(P::tracks_any ? std::uint64_t(sch.kept_before(t)) * detail::track_stride<D> : 0);
   if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");
   out.storage_.upload();
