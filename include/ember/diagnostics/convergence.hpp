@@ -94,6 +94,8 @@ struct diagnose_workspace {
   static constexpr int lanes = 16;  // chains per block: one AVX-512 register of floats (8 and 32 measured slower or equal)
   static constexpr int quantities = 5;  // x − x̄, (x − x̄)², z, I(z ≤ z₀.₀₅), I(z ≤ z₀.₉₅)
   rank_normalizer ranks, folded;
+  std::vector<std::uint32_t> keys;
+  std::vector<double> row;
   std::vector<float> val, re, im, lane_power;
   std::vector<double> super_d;  // super_*: B·L chains × draws, float draws kept float
   std::vector<float> super_f;
@@ -144,28 +146,32 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   double const centre = std::isfinite(*mid) ? *mid : 0.0;
 
   // Pass 1: moments and the histogram of x − centre (that of |x − centre| follows from it).
-  // Eight partial sums: one chain of dependent double additions was 4 cycles a draw.
+  // Per draw (row of M chains): the row copied as it comes (`omp simd` over x(c, i) itself made
+  // gathers), its moments and keys as vectors (L partial sums, not one chain of dependent
+  // additions), then the histogram, scalar.
   w.ranks.clear();
-  double p1[8] = {}, p2[8] = {};
+  w.keys.resize(std::size_t(M));
+  w.row.resize(std::size_t(M));
+  double p1[L] = {}, p2[L] = {};
   for (std::int64_t i = 0; i < N; ++i) {
     if (!used(i)) continue;
-    std::int64_t c = 0;
-    for (; c + 8 <= M; c += 8)
-      for (int l = 0; l < 8; ++l) {
-        double v = double(x(c + l, i)) - centre;
+    std::uint32_t* keys = w.keys.data();
+    double* row = w.row.data();
+    for (std::int64_t c = 0; c < M; ++c) row[c] = double(x(c, i));
+    for (std::int64_t c0 = 0; c0 < M; c0 += L) {
+      int const width = int(std::min<std::int64_t>(L, M - c0));
+#pragma omp simd
+      for (int l = 0; l < width; ++l) {
+        double const v = row[c0 + l] - centre;
         p1[l] += v;
         p2[l] += v * v;
-        w.ranks.add(float(v));
+        keys[c0 + l] = float_key(float(v));
       }
-    for (; c < M; ++c) {
-      double v = double(x(c, i)) - centre;
-      p1[0] += v;
-      p2[0] += v * v;
-      w.ranks.add(float(v));
     }
+    for (std::int64_t c = 0; c < M; ++c) w.ranks.add_key(keys[c]);
   }
   double s1 = 0, s2 = 0;
-  for (int l = 0; l < 8; ++l) s1 += p1[l], s2 += p2[l];
+  for (int l = 0; l < L; ++l) s1 += p1[l], s2 += p2[l];
   w.folded.fold_from(w.ranks);
   w.ranks.finish();
   w.folded.finish();

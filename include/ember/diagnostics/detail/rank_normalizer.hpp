@@ -49,12 +49,16 @@ struct rank_normalizer {
     total = 0;
   }
 
-  void add(float v) {
-    std::uint32_t k = float_key(v);
+  void add(float v) { add_key(float_key(v)); }
+  // A bin's range grows about log(count) times, so branches that are almost never taken beat
+  // conditional moves that store every time (0.16 against 0.21 s for 1.6·10⁸ draws).
+  void add_key(std::uint32_t k) {
     bin& b = hist[k >> 16];
     ++b.count;
-    b.kmin = k < b.kmin ? k : b.kmin;
-    b.kmax = k > b.kmax ? k : b.kmax;
+    if (k < b.kmin) [[unlikely]]
+      b.kmin = k;
+    if (k > b.kmax) [[unlikely]]
+      b.kmax = k;
   }
 
   // The histogram of |v| from that of v, without another pass over the draws: float_key(−v) =
