@@ -39,6 +39,7 @@
 #include <ember/diagnostics/detail/rank_normalizer.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -93,7 +94,9 @@ double geyer_ess(Rho const& rho, std::int64_t h, double S, std::int64_t* reach =
 struct diagnose_workspace {
   static constexpr int lanes = 16;  // chains per block: one AVX-512 register of floats (8 and 32 measured slower or equal)
   static constexpr int quantities = 5;  // x − x̄, (x − x̄)², z, I(z ≤ z₀.₀₅), I(z ≤ z₀.₉₅)
+  static constexpr int transformed = 3;  // the first three by FFT, the indicators as bits
   rank_normalizer ranks, folded;
+  std::vector<std::uint64_t> bits;  // the indicators: [indicator][word][series]
   std::vector<std::uint32_t> keys;
   std::vector<double> row;
   std::vector<float> val, re, im, lane_power;
@@ -114,6 +117,58 @@ struct half_sums {
   double within(double J, double h) const { return ss / (J * (h - 1)); }
   double var_plus(double J, double h) const { return (h - 1) / h * within(J, h) + (m2 - m * m / J) / (J - 1); }
   double rhat(double J, double h) const { return std::sqrt(var_plus(J, h) / within(J, h)); }
+};
+
+// Autocovariance sums of J binary series of h bits: G(t) = Σ_j Σ_{i<h−t} (b_i − m_j)(b_{i+t} − m_j),
+// m_j = n_j/h with n_j the ones of series j; bit i of series j is bit i mod 64 of
+// bits[⌊i/64⌋·J + j], and word ⌈h/64⌉ (a padding word) and the bits past h are zero. With
+// P(t) = Σ_j Σ_i b_i b_{i+t} (popcounts of the words and the words shifted by t), E = Σ_j n_j²
+// and F(t) = Σ_j n_j (ones among the first t bits + ones among the last t bits of series j):
+// G(t) = P(t) − (2E − F(t))/h + (h − t)·E/h². All but the last two terms are integers, so G(t)
+// is exact to double rounding. Lags are computed when first asked for, in increasing order:
+// Geyer's sequence of a tail indicator usually stops within 20 lags, and a lag costs one pass
+// over J·⌈h/64⌉ words (0.5 MB for 8,192 chains of 400 draws), against an FFT over all draws.
+struct bit_autocovariance {
+  std::uint64_t const* bits;
+  std::int64_t J, h, words;
+  std::vector<std::int64_t> ones;  // n_j
+  std::vector<double> G;           // G(t) for the lags computed so far
+  double E = 0;
+  std::int64_t F = 0;
+
+  bit_autocovariance(std::uint64_t const* b, std::int64_t series, std::int64_t length)
+      : bits(b), J(series), h(length), words((length + 63) / 64), ones(std::size_t(series), 0) {
+    for (std::int64_t k = 0; k < words; ++k)
+      for (std::int64_t j = 0; j < J; ++j) ones[std::size_t(j)] += std::popcount(bits[k * J + j]);
+    for (auto n : ones) E += double(n) * double(n);
+  }
+
+  double operator()(std::int64_t t) {
+    while (std::int64_t(G.size()) <= t) next();
+    return G[std::size_t(t)];
+  }
+
+ private:
+  std::int64_t bit(std::int64_t j, std::int64_t i) const { return std::int64_t(bits[(i / 64) * J + j] >> (i % 64) & 1u); }
+
+  void next() {
+    std::int64_t const t = std::int64_t(G.size());
+    std::int64_t const q = t / 64;
+    unsigned const r = unsigned(t % 64);
+    std::int64_t P = 0;
+    for (std::int64_t k = 0; k + q < words; ++k) {
+      std::uint64_t const *a = bits + k * J, *b0 = bits + (k + q) * J, *b1 = bits + (k + q + 1) * J;
+      if (r == 0)
+        for (std::int64_t j = 0; j < J; ++j) P += std::popcount(a[j] & b0[j]);
+      else
+        for (std::int64_t j = 0; j < J; ++j) P += std::popcount(a[j] & (b0[j] >> r | b1[j] << (64 - r)));
+    }
+    double const hd = double(h);
+    G.push_back(double(P) - (2 * E - double(F)) / hd + double(h - t) * E / (hd * hd));
+    // F(t + 1) = F(t) + Σ_j n_j (b_t + b_{h−1−t}).
+    if (t < h)
+      for (std::int64_t j = 0; j < J; ++j) F += ones[std::size_t(j)] * (bit(j, t) + bit(j, h - 1 - t));
+  }
 };
 
 // The whole computation; x(c, i) is draw i of chain c. Two passes over the draws: a histogram
@@ -204,7 +259,12 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   using store_t = typename std::remove_reference_t<decltype(super_buffer)>::value_type;
   store_t* const w_raw = super_buffer.data();
   std::int64_t super = 0;
-  w.val.assign(std::size_t(Q + 1) * std::size_t(N) * L, 0.f);
+  // The stored series: x − x̄, (x − x̄)², z, and the folded z (for its R̂ only).
+  constexpr int T = diagnose_workspace::transformed, V = T + 1;
+  w.val.assign(std::size_t(V) * std::size_t(N) * L, 0.f);
+  std::int64_t const words = (h + 63) / 64, series = 2 * M;
+  w.bits.assign(std::size_t(2 * (words + 1) * series), 0u);
+  auto bits = [&](int k, std::int64_t word) { return w.bits.data() + (k * (words + 1) + word) * series; };
   auto val = [&](int q, std::int64_t i) { return w.val.data() + (std::size_t(q) * std::size_t(N) + std::size_t(i)) * L; };
   half_sums sums[Q + 1];
   double ess[Q];
@@ -212,19 +272,17 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   fft_plan<float, L> const plan_full(full), plan_part(part);
   auto plan_of = [&](int n) -> fft_plan<float, L> const& { return n == full ? plan_full : plan_part; };
   // The half sums, and the spectra of quantity q with nq[q]-point transforms (none where 0).
-  auto spectra = [&](int const (&nq)[Q]) {
+  auto spectra = [&](int const (&nq)[T]) {
     int const n = full;  // the stride of the spectra
     w.re.assign(std::size_t(n) * L, 0.f);
     w.im.assign(std::size_t(n) * L, 0.f);
-    w.lane_power.assign(std::size_t(Q) * std::size_t(n) * L, 0.f);
-    w.power.assign(std::size_t(Q) * std::size_t(n), 0.0);
+    w.lane_power.assign(std::size_t(T) * std::size_t(n) * L, 0.f);
+    w.power.assign(std::size_t(T) * std::size_t(n), 0.0);
     for (auto& s : sums) s = {};
     sums[1].ref = var;
-    sums[3].ref = 0.05;
-    sums[4].ref = 0.95;
     // Float partial sums of |Z|² per lane, moved into double every 16 blocks.
     auto flush = [&] {
-      for (int q = 0; q < Q; ++q)
+      for (int q = 0; q < T; ++q)
         for (int j = 0; j < nq[q]; ++j) {
           float* p = w.lane_power.data() + (std::size_t(q) * std::size_t(n) + std::size_t(j)) * L;
           double s = 0;
@@ -250,12 +308,16 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
       }
       // The quantities, and per half their sums relative to the half's first value (so that a
       // constant half has exactly zero variance).
-      float base[Q + 1][2][L], acc[Q + 1][2][L] = {};
+      // The indicators go into words of 64 draws, lo[l] and hi[l] for I(z ≤ z₀.₀₅), I(z ≤ z₀.₉₅).
+      float base[V][2][L], acc[V][2][L] = {};
+      std::uint64_t lo[L] = {}, hi[L] = {};
       for (std::int64_t i = 0; i < N; ++i) {
         if (!used(i)) continue;
         int const half = i < h ? 0 : 1;
+        std::int64_t const at = half == 0 ? i : i - second;  // the draw's index in its half
+        std::uint64_t const bit = std::uint64_t(1) << (at % 64);
         store_t const* src = w_raw + std::size_t(i) * std::size_t(B) * L + std::size_t(c0 - super);
-        float *v0 = val(0, i), *v1 = val(1, i), *v2 = val(2, i), *v3 = val(3, i), *v4 = val(4, i), *v5 = val(5, i);
+        float *v0 = val(0, i), *v1 = val(1, i), *v2 = val(2, i), *v3 = val(3, i);
         // The tables in locals and `omp simd`: the stores into v cannot change them, so the 16
         // lanes run as vectors with gathers (a third of the instructions of the scalar loop).
         rank_normalizer::score const *zt = w.ranks.scores.data(), *ft = w.folded.scores.data();
@@ -270,18 +332,23 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
           v0[l] = float(d);
           v1[l] = float(d * d);
           v2[l] = z;
-          v3[l] = z <= z05 ? 1.f : 0.f;
-          v4[l] = z <= z95 ? 1.f : 0.f;
-          v5[l] = ft[fk >> 16].z0 + ft[fk >> 16].slope * float(fk & 0xffffu);
+          v3[l] = ft[fk >> 16].z0 + ft[fk >> 16].slope * float(fk & 0xffffu);
+          lo[l] |= z <= z05 ? bit : 0u;
+          hi[l] |= z <= z95 ? bit : 0u;
         }
-        float const* v[Q + 1] = {v0, v1, v2, v3, v4, v5};
+        if (at % 64 == 63 || at == h - 1) {
+          std::uint64_t *a = bits(0, at / 64) + half * M + c0, *b = bits(1, at / 64) + half * M + c0;
+          for (int l = 0; l < valid; ++l) a[l] = lo[l], b[l] = hi[l];
+          for (int l = 0; l < L; ++l) lo[l] = hi[l] = 0;
+        }
+        float const* v[V] = {v0, v1, v2, v3};
         if (i == 0 || i == second)
-          for (int q = 0; q <= Q; ++q)
+          for (int q = 0; q < V; ++q)
             for (int l = 0; l < L; ++l) base[q][half][l] = v[q][l];
-        for (int q = 0; q <= Q; ++q)
+        for (int q = 0; q < V; ++q)
           for (int l = 0; l < L; ++l) acc[q][half][l] += v[q][l] - base[q][half][l];
       }
-      for (int q = 0; q <= Q; ++q) {
+      for (int q = 0; q < V; ++q) {
         for (int half = 0; half < 2; ++half) {
           std::int64_t const start = half == 0 ? 0 : second;
           // The centred values go into the FFT buffer, their sum of squares into W.
@@ -296,9 +363,9 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
               ss[l] += o[l] * o[l];
             }
           }
-          for (int l = 0; l < valid; ++l) sums[q].add(m[l], ss[l]);
+          for (int l = 0; l < valid; ++l) sums[q == T ? Q : q].add(m[l], ss[l]);
         }
-        if (q == Q || nq[q] == 0) continue;
+        if (q == T || nq[q] == 0) continue;
         std::fill(w.re.begin() + std::ptrdiff_t(h) * L, w.re.begin() + std::ptrdiff_t(nq[q]) * L, 0.f);
         std::fill(w.im.begin() + std::ptrdiff_t(h) * L, w.im.begin() + std::ptrdiff_t(nq[q]) * L, 0.f);
         plan_of(nq[q]).forward(w.re.data(), w.im.data(), int(h));
@@ -312,9 +379,9 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
 
   // The ESS of quantity q from its nq[q]-point spectrum; sets nq[q] to `full` where Geyer's
   // sequence read a lag past nq[q] − h, else to 0.
-  auto estimate = [&](int (&nq)[Q]) {
+  auto estimate = [&](int (&nq)[T]) {
     bool redo = false;
-    for (int q = 0; q < Q; ++q) {
+    for (int q = 0; q < T; ++q) {
       int const n = nq[q];
       if (n == 0) continue;
       nq[q] = 0;
@@ -344,12 +411,27 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
 
   // x and z: full transforms at once, since their Geyer sequences often run to the last lag
   // (measured on MALA and AR(1) runs of 8,192 chains × 400 draws: in about 40% of the
-  // dimensions); (x − x̄)² and the indicators rarely past lag 30.
-  int nq[Q] = {full, part, full, part, part};
+  // dimensions); (x − x̄)² rarely past lag 30.
+  int nq[T] = {full, part, full};
   spectra(nq);
   if (estimate(nq)) {
     spectra(nq);
     estimate(nq);
+  }
+  // The indicators, from their bits: exact half sums (n ones: mean n/h, SS = n − n²/h) and
+  // autocovariances.
+  for (int k = 0; k < 2; ++k) {
+    bit_autocovariance G(bits(k, 0), series, h);
+    half_sums& s = sums[3 + k];
+    s.ref = k == 0 ? 0.05 : 0.95;
+    double const hd = double(h);
+    for (auto n : G.ones) s.add(double(n) / hd, double(n) - double(n) * double(n) / hd);
+    double const W = s.within(J, hd), vp = s.var_plus(J, hd);
+    if (!(W > 0) || !std::isfinite(vp)) {
+      ess[3 + k] = nan;
+      continue;
+    }
+    ess[3 + k] = geyer_ess([&](std::int64_t t) { return 1 - (W - G(t) / (J * hd)) / vp; }, h, S);
   }
 
   out.ess_mean = ess[0];
