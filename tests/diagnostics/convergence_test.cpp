@@ -241,3 +241,39 @@ TEST_CASE("FFT autocovariances agree with direct lag sums when every lag is need
   double old = ember::ess(d, d.M, d.N);
   CHECK(c.ess_mean == Approx(old).epsilon(0.03));
 }
+
+TEST_CASE("bit-packed autocovariances of indicators equal direct sums at every lag", "[diagnostics][ess]") {
+  // G(t) = Σ_j Σ_{i<h−t} (b_i − m_j)(b_{i+t} − m_j) from popcounts, against the direct sum in long
+  // double. Both are sums of at most J·h terms of size ≤ 1, and the popcount form is exact
+  // integers but for its last two terms: agreement to 16 ulp of J·h. Lengths around word edges,
+  // densities from none to all ones (a constant series: G = 0).
+  std::mt19937_64 g(11);
+  for (std::int64_t h : {1, 3, 63, 64, 65, 127, 128, 130, 200}) {
+    for (double p : {0.0, 0.05, 0.5, 0.95, 1.0}) {
+      std::int64_t const J = 7, words = (h + 63) / 64;
+      std::vector<std::uint64_t> bits(std::size_t((words + 1) * J), 0u);
+      std::vector<std::vector<int>> b(J, std::vector<int>(std::size_t(h)));
+      std::bernoulli_distribution coin(p);
+      for (std::int64_t j = 0; j < J; ++j)
+        for (std::int64_t i = 0; i < h; ++i) {
+          // Runs: a new coin with probability 0.3, else the previous bit, so lags are correlated.
+          int v = i > 0 && std::uniform_real_distribution<>(0, 1)(g) > 0.3 ? b[j][std::size_t(i - 1)] : int(coin(g));
+          b[j][std::size_t(i)] = v;
+          bits[std::size_t((i / 64) * J + j)] |= std::uint64_t(v) << (i % 64);
+        }
+      ember::detail::bit_autocovariance G(bits.data(), J, h);
+      double const tol = 16 * std::numeric_limits<double>::epsilon() * double(J * h);
+      for (std::int64_t t = 0; t < h; ++t) {
+        long double direct = 0;
+        for (std::int64_t j = 0; j < J; ++j) {
+          long double m = 0;
+          for (int v : b[j]) m += v;
+          m /= h;
+          for (std::int64_t i = 0; i + t < h; ++i) direct += (b[j][std::size_t(i)] - m) * (b[j][std::size_t(i + t)] - m);
+        }
+        INFO("h " << h << " p " << p << " lag " << t);
+        CHECK(std::abs(G(t) - double(direct)) <= tol);
+      }
+    }
+  }
+}
