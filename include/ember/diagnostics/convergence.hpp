@@ -97,8 +97,6 @@ struct diagnose_workspace {
   static constexpr int transformed = 3;  // the first three by FFT, the indicators as bits
   rank_normalizer ranks, folded;
   std::vector<std::uint64_t> bits;  // the indicators: [indicator][word][series]
-  std::vector<std::uint32_t> keys;
-  std::vector<double> row;
   std::vector<float> val, re, im, lane_power;
   std::vector<double> super_d;  // super_*: B·L chains × draws, float draws kept float
   std::vector<float> super_f;
@@ -201,29 +199,31 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   double const centre = std::isfinite(*mid) ? *mid : 0.0;
 
   // Pass 1: moments and the histogram of x − centre (that of |x − centre| follows from it).
-  // Per draw (row of M chains): the row copied as it comes (`omp simd` over x(c, i) itself made
-  // gathers), its moments and keys as vectors (L partial sums, not one chain of dependent
-  // additions), then the histogram, scalar.
+  // Per draw, 256 chains at a time (small enough to leave the histogram's busy bins in L1): the
+  // values copied as they come (`omp simd` over x(c, i) itself made gathers), their moments and
+  // keys as vectors (L partial sums, not one chain of dependent additions), then the histogram.
+  constexpr std::int64_t chunk = 256;
   w.ranks.clear();
-  w.keys.resize(std::size_t(M));
-  w.row.resize(std::size_t(M));
   double p1[L] = {}, p2[L] = {};
   for (std::int64_t i = 0; i < N; ++i) {
     if (!used(i)) continue;
-    std::uint32_t* keys = w.keys.data();
-    double* row = w.row.data();
-    for (std::int64_t c = 0; c < M; ++c) row[c] = double(x(c, i));
-    for (std::int64_t c0 = 0; c0 < M; c0 += L) {
-      int const width = int(std::min<std::int64_t>(L, M - c0));
+    for (std::int64_t c1 = 0; c1 < M; c1 += chunk) {
+      std::int64_t const width = std::min(chunk, M - c1);
+      double row[chunk];
+      std::uint32_t keys[chunk];
+      for (std::int64_t c = 0; c < width; ++c) row[c] = double(x(c1 + c, i));
+      for (std::int64_t c0 = 0; c0 < width; c0 += L) {
+        int const lanes = int(std::min<std::int64_t>(L, width - c0));
 #pragma omp simd
-      for (int l = 0; l < width; ++l) {
-        double const v = row[c0 + l] - centre;
-        p1[l] += v;
-        p2[l] += v * v;
-        keys[c0 + l] = float_key(float(v));
+        for (int l = 0; l < lanes; ++l) {
+          double const v = row[c0 + l] - centre;
+          p1[l] += v;
+          p2[l] += v * v;
+          keys[c0 + l] = float_key(float(v));
+        }
       }
+      for (std::int64_t c = 0; c < width; ++c) w.ranks.add_key(keys[c]);
     }
-    for (std::int64_t c = 0; c < M; ++c) w.ranks.add_key(keys[c]);
   }
   double s1 = 0, s2 = 0;
   for (int l = 0; l < L; ++l) s1 += p1[l], s2 += p2[l];

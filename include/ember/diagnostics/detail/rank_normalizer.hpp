@@ -33,19 +33,25 @@ inline float key_float(std::uint32_t k) {
 
 struct rank_normalizer {
   static constexpr int bins = 1 << 16;
+  // The keys of bin b are b·2¹⁶ + (0 … 2¹⁶ − 1), so the smallest and largest need 16 bits each:
+  // 8-byte bins keep the ~3,000 bins a Gaussian's draws fill in L1 (0.14 against 0.20 s for
+  // 1.6·10⁸ draws with 16-byte bins).
   struct bin {
-    std::uint32_t count, kmin, kmax, pad;
+    std::uint32_t count;
+    std::uint16_t lo, hi;  // low halves of the smallest and largest key counted
   };
   struct score {
     float z0, slope;  // z(k) = z0 + slope·(k mod 2¹⁶) for k in this bin: 8 bytes, one load
   };
   std::vector<bin> hist;         // one cache access per draw when counting
+  std::uint32_t kmin(int b) const { return std::uint32_t(b) << 16 | hist[std::size_t(b)].lo; }
+  std::uint32_t kmax(int b) const { return std::uint32_t(b) << 16 | hist[std::size_t(b)].hi; }
   std::vector<score> scores;     // and one when transforming
   std::vector<double> below;     // draws in bins before b
   double total = 0;
 
   void clear() {
-    hist.assign(bins, bin{0, 0xffffffffu, 0, 0});
+    hist.assign(bins, bin{0, 0xffffu, 0});
     total = 0;
   }
 
@@ -54,24 +60,26 @@ struct rank_normalizer {
   // conditional moves that store every time (0.16 against 0.21 s for 1.6·10⁸ draws).
   void add_key(std::uint32_t k) {
     bin& b = hist[k >> 16];
+    auto const low = std::uint16_t(k);
     ++b.count;
-    if (k < b.kmin) [[unlikely]]
-      b.kmin = k;
-    if (k > b.kmax) [[unlikely]]
-      b.kmax = k;
+    if (low < b.lo) [[unlikely]]
+      b.lo = low;
+    if (low > b.hi) [[unlikely]]
+      b.hi = low;
   }
 
   // The histogram of |v| from that of v, without another pass over the draws: float_key(−v) =
   // ~float_key(v), so the draws of bin b ≥ 2¹⁵ (v ≥ 0) and of its mirror 2¹⁶ − 1 − b (v < 0)
-  // fold into bin b, with the mirror's key range reflected.
+  // fold into bin b, with the mirror's key range reflected (the low half of ~k is 2¹⁶ − 1 − that of k).
   void fold_from(rank_normalizer const& x) {
     clear();
     for (int b = bins / 2; b < bins; ++b) {
       bin const &p = x.hist[std::size_t(b)], &m = x.hist[std::size_t(bins - 1 - b)];
       bin& f = hist[std::size_t(b)];
       f.count = p.count + m.count;
-      if (p.count) f.kmin = p.kmin, f.kmax = p.kmax;
-      if (m.count) f.kmin = std::min(f.kmin, ~m.kmax), f.kmax = std::max(f.kmax, ~m.kmin);
+      if (p.count) f.lo = p.lo, f.hi = p.hi;
+      if (m.count)
+        f.lo = std::min(f.lo, std::uint16_t(0xffffu - m.hi)), f.hi = std::max(f.hi, std::uint16_t(0xffffu - m.lo));
     }
   }
 
@@ -91,13 +99,13 @@ struct rank_normalizer {
       auto& s = scores[std::size_t(b)];
       if (h.count == 0) continue;
       double const lo = below[std::size_t(b)];
-      if (h.count == 1 || h.kmin == h.kmax) {
+      if (h.count == 1 || h.lo == h.hi) {
         s.z0 = float(normal_quantile((lo + (h.count + 1) * 0.5 - 0.375) * inv));
       } else {
         double za = normal_quantile((lo + 1 - 0.375) * inv), zb = normal_quantile((lo + h.count - 0.375) * inv);
-        double const slope = (zb - za) / double(h.kmax - h.kmin);
+        double const slope = (zb - za) / double(h.hi - h.lo);
         s.slope = float(slope);
-        s.z0 = float(za - slope * double(h.kmin & 0xffffu));  // z at the bin's first key
+        s.z0 = float(za - slope * double(h.lo));  // z at the bin's first key
       }
     }
   }
@@ -116,7 +124,7 @@ struct rank_normalizer {
     while (hist[std::size_t(b)].count == 0 && b > 0) --b;
     auto const& hb = hist[std::size_t(b)];
     double t = hb.count > 1 ? std::min(1.0, std::max(0.0, (r - below[std::size_t(b)] - 1) / double(hb.count - 1))) : 0.0;
-    auto k = std::uint32_t(double(hb.kmin) + t * double(hb.kmax - hb.kmin) + 0.5);
+    auto k = std::uint32_t(double(kmin(b)) + t * double(kmax(b) - kmin(b)) + 0.5);
     return key_float(k);
   }
 };
