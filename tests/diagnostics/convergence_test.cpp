@@ -277,3 +277,27 @@ TEST_CASE("bit-packed autocovariances of indicators equal direct sums at every l
     }
   }
 }
+
+TEST_CASE("the 16-key table lookup equals the one-key lookup", "[diagnostics][ranks]") {
+  // rank_normalizer::lookup (gathers with AVX-512) against z_of_key: the same z0 + slope·low,
+  // one rounding apart at most (fused or not): 2 ulp of |z0| + |slope·low|.
+  std::mt19937_64 g(12);
+  std::normal_distribution<double> z;
+  ember::detail::rank_normalizer rn;
+  rn.clear();
+  std::vector<float> v;
+  for (int i = 0; i < 100'000; ++i) v.push_back(float(z(g)));
+  for (float x : v) rn.add(x);
+  rn.finish();
+  std::uint32_t keys[32];
+  float out[32];
+  for (std::size_t i = 0; i + 32 <= v.size(); i += 32) {
+    for (int l = 0; l < 32; ++l) keys[l] = ember::detail::float_key(v[i + std::size_t(l)]);
+    ember::detail::rank_normalizer::lookup<32>(rn.scores.data(), keys, out);
+    for (int l = 0; l < 32; ++l) {
+      auto const& s = rn.scores[keys[l] >> 16];
+      double const size = std::abs(s.z0) + std::abs(s.slope * float(keys[l] & 0xffffu));
+      CHECK(std::abs(out[l] - rn.z_of_key(keys[l])) <= 2 * std::numeric_limits<float>::epsilon() * size);
+    }
+  }
+}

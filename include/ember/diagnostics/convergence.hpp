@@ -318,23 +318,25 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
         std::uint64_t const bit = std::uint64_t(1) << (at % 64);
         store_t const* src = w_raw + std::size_t(i) * std::size_t(B) * L + std::size_t(c0 - super);
         float *v0 = val(0, i), *v1 = val(1, i), *v2 = val(2, i), *v3 = val(3, i);
-        // The tables in locals and `omp simd`: the stores into v cannot change them, so the 16
-        // lanes run as vectors with gathers (a third of the instructions of the scalar loop).
         rank_normalizer::score const *zt = w.ranks.scores.data(), *ft = w.folded.scores.data();
+        std::uint32_t keys[2][L];
 #pragma omp simd
         for (int l = 0; l < L; ++l) {
           double const r = double(src[l]);
           double const d = r - mean;
           // One key for both lookups: the key of |c| is that of c, or its complement for c < 0.
           std::uint32_t const k = float_key(float(r - centre));
-          std::uint32_t const fk = k & 0x80000000u ? k : ~k;
-          float const z = zt[k >> 16].z0 + zt[k >> 16].slope * float(k & 0xffffu);
+          keys[0][l] = k;
+          keys[1][l] = k & 0x80000000u ? k : ~k;
           v0[l] = float(d);
           v1[l] = float(d * d);
-          v2[l] = z;
-          v3[l] = ft[fk >> 16].z0 + ft[fk >> 16].slope * float(fk & 0xffffu);
-          lo[l] |= z <= z05 ? bit : 0u;
-          hi[l] |= z <= z95 ? bit : 0u;
+        }
+        rank_normalizer::lookup<L>(zt, keys[0], v2);
+        rank_normalizer::lookup<L>(ft, keys[1], v3);
+#pragma omp simd
+        for (int l = 0; l < L; ++l) {
+          lo[l] |= v2[l] <= z05 ? bit : 0u;
+          hi[l] |= v2[l] <= z95 ? bit : 0u;
         }
         if (at % 64 == 63 || at == h - 1) {
           std::uint64_t *a = bits(0, at / 64) + half * M + c0, *b = bits(1, at / 64) + half * M + c0;

