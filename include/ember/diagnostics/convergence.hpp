@@ -370,9 +370,7 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
         if (q == T || nq[q] == 0) continue;
         std::fill(w.re.begin() + std::ptrdiff_t(h) * L, w.re.begin() + std::ptrdiff_t(nq[q]) * L, 0.f);
         std::fill(w.im.begin() + std::ptrdiff_t(h) * L, w.im.begin() + std::ptrdiff_t(nq[q]) * L, 0.f);
-        plan_of(nq[q]).forward(w.re.data(), w.im.data(), int(h));
-        float* p = w.lane_power.data() + std::size_t(q) * std::size_t(n) * L;
-        for (std::size_t j = 0; j < std::size_t(nq[q]) * L; ++j) p[j] += w.re[j] * w.re[j] + w.im[j] * w.im[j];
+        plan_of(nq[q]).forward(w.re.data(), w.im.data(), int(h), w.lane_power.data() + std::size_t(q) * std::size_t(n) * L);
       }
       if (blocks % 16 == 15) flush();
     }
