@@ -9,8 +9,9 @@
 ///  - W = mean over halves of the within-half variance s_j², B = variance of the half means,
 ///    var⁺ = (h − 1)/h · W + B, and split-R̂(q) = √(var⁺ / W).
 ///  - the autocorrelation at lag t pools the halves, ρ_t = 1 − (W − ā_t)/var⁺, with ā_t the mean
-///    over halves of the autocovariance (1/h) Σ_i (q_i − q̄_j)(q_{i+t} − q̄_j), computed for all
-///    lags at once by FFT (zero-padded to a power of two ≥ 2h, so no lag wraps around).
+///    over halves of the autocovariance (1/h) Σ_i (q_i − q̄_j)(q_{i+t} − q̄_j): for x, z and
+///    (x − x̄)² by FFT, every lag read exact (below); for the two indicators, which are bits, by
+///    popcounts, exactly, one lag at a time for as many lags as Geyer's sequence reads.
 ///  - Geyer's initial monotone sequence: pairs Γ_k = ρ_{2k} + ρ_{2k+1} are summed while
 ///    positive and forced non-increasing; τ = −1 + 2 Σ Γ_k + max(ρ_{2K}, 0) (the last term, of the
 ///    pair that failed, reduces the variance for antithetic chains); ESS(q) = S / max(τ, 1/log₁₀ S).
@@ -32,7 +33,8 @@
 ///
 /// Ranks come from a 2¹⁶-bin histogram rather than a sort (detail/rank_normalizer.hpp): exact
 /// at the ends of every bin and for ties, interpolated in between, so a rank is off by less than
-/// its bin's count. The FFTs run in float, 16 chains at once (detail/fft.hpp).
+/// its bin's count. The FFTs run in float, 16 chains at once (detail/fft.hpp). Cost and the
+/// measured floor of each part: docs/diagnostics.md.
 
 #include <ember/diagnostics/detail/fft.hpp>
 #include <ember/diagnostics/detail/normal_quantile.hpp>
@@ -171,7 +173,8 @@ struct bit_autocovariance {
 
 // The whole computation; x(c, i) is draw i of chain c. Two passes over the draws: a histogram
 // for the ranks (that of the folded draws follows from it), then per block of 16 chains the
-// quantities, their half moments and their FFTs.
+// quantities, their half moments, their FFTs and the indicators' bits. A third pass only where
+// the sequence of (x − x̄)² reads past the lags its shorter transform gives exactly.
 template <class F>
 convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_workspace& w) {
   constexpr int L = diagnose_workspace::lanes, Q = diagnose_workspace::quantities;
