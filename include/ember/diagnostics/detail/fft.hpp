@@ -53,7 +53,7 @@ struct fft_plan {
   // zero padding of an autocovariance), the first stage skips the additions with zeros.
   // `power`, if given: |X|² is added to power[i·L + l] and re, im are left unspecified. The last
   // stage (radix 4, no twiddles) then adds |y|² instead of storing y, which spares a pass over
-  // the output (a quarter of the time of transform plus spectrum, n = 512, 16 lanes).
+  // the output (transform plus spectrum measured 23% faster at n = 512, 18% at 256, 16 lanes).
   void forward(T* re, T* im, int nonzero = -1, T* power = nullptr) const {
     int size = n;
     bool const upper_zero = nonzero >= 0 && nonzero <= n / 2 && n >= 4;
