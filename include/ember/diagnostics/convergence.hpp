@@ -245,10 +245,9 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
   // of the two halves' power spectra is (|Z(f)|² + |Z(−f)|²)/2; its inverse transform is the
   // real part of that of |Z(f)|², so |Z|² is accumulated as it comes, in the FFT's output order.
   // An n-point transform of the zero-padded halves gives the lags t ≤ n − h exactly (the longer
-  // ones wrap around). Geyer's sequence of a mixing chain ends long before h/4, so a first
-  // transform has n ≥ 1.25h (256 rather than 512 for h = 200: under half the work); a quantity
-  // whose sequence reads past lag n − h (chains that disagree keep it positive to the last lag)
-  // is transformed again with n ≥ 2h, where no lag wraps. Either way every lag used is exact.
+  // ones wrap around). A quantity whose Geyer sequence usually ends early gets n ≥ 1.25h first
+  // (256 rather than 512 for h = 200: under half the work) and is transformed again with n ≥ 2h,
+  // where no lag wraps, if its sequence reads past lag n − h. Either way every lag used is exact.
   using value_t = std::remove_cvref_t<decltype(x(0, 0))>;  // float draws stay float here
   // B blocks per super-block: 16, or fewer when there are fewer chains.
   int const B = int(std::min<std::int64_t>(16, (M + L - 1) / L));
@@ -412,9 +411,9 @@ convergence diagnose(F const& x, std::int64_t M, std::int64_t N, diagnose_worksp
     return redo;
   };
 
-  // x and z: full transforms at once, since their Geyer sequences often run to the last lag
-  // (measured on MALA and AR(1) runs of 8,192 chains × 400 draws: in about 40% of the
-  // dimensions); (x − x̄)² rarely past lag 30.
+  // x and z: full transforms at once, since their Geyer sequences often read past lag h/4 (to
+  // the last lag: in 31 of the 50 dimensions of bench/summary_cost's MALA run, 8,192 chains ×
+  // 400 draws, and about 40% of AR(1) runs of that shape); (x − x̄)² in none of them.
   int nq[T] = {full, part, full};
   spectra(nq);
   if (estimate(nq)) {
