@@ -187,8 +187,13 @@ struct chain_rng {
   template <int D>
   EMBER_HD EMBER_INLINE vec<S, D> normal(purpose p) const {
     vec<S, D> z;
-    if constexpr (D > 16 && !std::is_arithmetic_v<S>) {
-      // A SIMD batch's normals beyond 16 live in memory anyway: unrolling ⌈D/4⌉ blocks of Philox,
+#if defined(__CUDA_ARCH__)
+    constexpr bool unroll = true;
+#else
+    constexpr bool unroll = D <= 16;
+#endif
+    if constexpr (!unroll) {
+      // On the host, normals beyond 16 live in memory anyway: unrolling ⌈D/4⌉ blocks of Philox,
       // log and sincos only multiplied compile time (D = 100: most of a configuration's).
       for (int b = 0; b < (D + 3) / 4; ++b) normal_block<D>(p, b, z);
     } else {
