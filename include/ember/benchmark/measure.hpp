@@ -5,8 +5,8 @@
 /// target's instance in precision T, the sampler's pipeline on its energy with `record()`, a run
 /// (run.hpp) advanced through the warm-up and then through the draws, each timed apart; gradient
 /// evaluations counted exactly (`gradients_of_transition` at every transition, with the kernel
-/// of that transition: ChEES changes the trajectory length during warm-up); then the metrics of
-/// metrics.hpp from the draws of the reported coordinates.
+/// of that transition: ChEES changes the trajectory length during warm-up); then the draws of the
+/// reported coordinates go to the report, which computes the metrics of metrics.hpp.
 ///
 /// A configuration that cannot make sense is skipped at compile time, with the reason in its
 /// row, instead of failing to compile: a sampler that needs a gradient on an energy without one,
@@ -22,9 +22,9 @@
 
 #include <boost/hana/type.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 #include <vector>
 
