@@ -202,6 +202,7 @@ struct chain_rng {
     }
     return z;
   }
+  /// Philox block b of `normal<D>`: normals 4b … 4b + 3 (those below D) into z.
   template <int D>
   EMBER_HD EMBER_INLINE void normal_block(purpose p, int b, vec<S, D>& z) const {
     auto w = philox4x32_lanes<S>(chain, step, std::uint32_t(b), std::uint32_t(p), key0, key1);
