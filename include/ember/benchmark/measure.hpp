@@ -5,8 +5,8 @@
 /// target's instance in precision T, the sampler's pipeline on its energy with `record()`, a run
 /// (run.hpp) advanced through the warm-up and then through the draws, each timed apart; gradient
 /// evaluations counted exactly (`gradients_of_transition` at every transition, with the kernel
-/// of that transition: ChEES changes the trajectory length during warm-up); then the metrics of
-/// metrics.hpp from the draws of the reported coordinates.
+/// of that transition: ChEES changes the trajectory length during warm-up); then the draws of the
+/// reported coordinates go to the report, which computes the metrics of metrics.hpp.
 ///
 /// A configuration that cannot make sense is skipped at compile time, with the reason in its
 /// row, instead of failing to compile: a sampler that needs a gradient on an energy without one,
@@ -22,9 +22,9 @@
 
 #include <boost/hana/type.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -62,83 +62,84 @@ inline bool cuda_device_present() {
 
 /// Runs one configuration for every chain count of `axes` and adds a row per count to `out`.
 /// `id` names the configuration's translation unit (for its compile time), if it has its own.
+/// Only the run and the copying out of its draws are compiled here, once per configuration; the
+/// statistics, health gates and JSON of the row are the report's, compiled once (report.hpp).
 template <class Target, class Sampler, class T, class Backend>
 void measure(report& out, Target const& target, Sampler const& sampler, boost::hana::basic_type<T>,
-             boost::hana::basic_type<Backend>, run_axes const& axes, std::string const& id = "") {
+             boost::hana::basic_type<Backend>, run_axes const& axes, char const* id = "") {
   using instance_type = decltype(target.template make<T>());
   constexpr int D = instance_type::dim;
+  using skip = configuration_run::skip;
   auto const row = [&](std::int64_t chains) {
-    configuration_metrics m;
-    m.target = target.name;
-    m.sampler = sampler.name;
-    m.precision = detail::precision_name<T>();
-    m.backend = detail::backend_name<Backend>();
-    m.chains = target.max_chains > 0 ? std::min(chains, target.max_chains) : chains;
-    m.warmup = axes.warmup;
-    m.draws = axes.draws;
-    m.dim = D;
-    m.target_acceptance = sampler.target_acceptance;
-    if (!id.empty())
-      m.compile_s = out.compile_seconds(id);
-    return m;
+    configuration_run r;
+    r.id = id;
+    r.target = target.name;
+    r.sampler = sampler.name;
+    r.precision = detail::precision_name<T>();
+    r.backend = detail::backend_name<Backend>();
+    r.chains = target.max_chains > 0 ? std::min(chains, target.max_chains) : chains;
+    r.warmup = axes.warmup;
+    r.draws = axes.draws;
+    r.dim = D;
+    r.target_acceptance = sampler.target_acceptance;
+    return r;
   };
   // Decided before anything of the target is compiled, so a skipped configuration costs nothing.
   if constexpr (!detail::compiled_for<Backend>) {
     for (std::int64_t chains : axes.chains) {
-      auto m = row(chains);
-      m.skipped = "backend::cuda needs nvcc: this translation unit was compiled by a host compiler";
-      out.add(m);
+      auto r = row(chains);
+      r.skipped = skip::needs_nvcc;
+      out.add(r);
     }
   } else {
     auto const instance = target.template make<T>();
     using energy_type = std::remove_cvref_t<decltype(instance.energy())>;
     for (std::int64_t chains : axes.chains) {
-      configuration_metrics m = row(chains);
+      configuration_run r = row(chains);
       if constexpr (Sampler::needs_gradient && !DifferentiableEnergy<energy_type>)
-        m.skipped = std::string(sampler.name) + " needs a gradient and this energy has no value_and_grad";
+        r.skipped = skip::needs_gradient;
       if constexpr (std::is_same_v<Backend, backend::cuda>) {
-        if (m.skipped.empty() && !detail::cuda_device_present())
-          m.skipped = "no CUDA device on this machine";
+        if (r.skipped == skip::none && !detail::cuda_device_present())
+          r.skipped = skip::no_device;
       }
-      if (!m.skipped.empty()) {
-        out.add(m);
+      if (r.skipped != skip::none) {
+        out.add(r);
         continue;
       }
       if constexpr (!Sampler::needs_gradient || DifferentiableEnergy<energy_type>) {
         auto const energy = instance.energy();
         auto const pipe = sampler(energy, axes.warmup) | record();
-        auto r = start(pipe, {.chains = m.chains, .seed = axes.seed, .progress = false}, Backend{});
+        auto run = start(pipe, {.chains = r.chains, .seed = axes.seed, .progress = false}, Backend{});
         using clock = std::chrono::steady_clock;
         auto const t0 = clock::now();
         double grads = 0;
-        if constexpr (requires { r.kernel().trajectory_length; }) {
+        if constexpr (requires { run.kernel().trajectory_length; }) {
           // HMC: the warm-up may change the steps per transition, so step through it.
           for (std::int64_t t = 0; t < axes.warmup; ++t) {
-            grads += gradients_of_transition(r.kernel(), t);
-            r.advance(1);
+            grads += gradients_of_transition(run.kernel(), t);
+            run.advance(1);
           }
         } else {
-          grads = gradients_of_transition(r.kernel(), 0) * double(axes.warmup);
-          r.advance(axes.warmup);
+          grads = gradients_of_transition(run.kernel(), 0) * double(axes.warmup);
+          run.advance(axes.warmup);
         }
         auto const t1 = clock::now();
-        r.advance(axes.draws);
+        run.advance(axes.draws);
         auto const t2 = clock::now();
-        m.warmup_s = std::chrono::duration<double>(t1 - t0).count();
-        m.sampling_s = std::chrono::duration<double>(t2 - t1).count();
-        m.grads_warmup = grads;
-        auto const k = r.kernel();
+        r.warmup_s = std::chrono::duration<double>(t1 - t0).count();
+        r.sampling_s = std::chrono::duration<double>(t2 - t1).count();
+        r.grads_warmup = grads;
+        auto const k = run.kernel();
         std::vector<double> cumulative(std::size_t(axes.draws + 1), 0.0);
         for (std::int64_t n = 0; n < axes.draws; ++n)
           cumulative[std::size_t(n + 1)] = cumulative[std::size_t(n)] + gradients_of_transition(k, axes.warmup + n);
-        m.grads_sampling = cumulative.back();
 
-        auto const res = r.result();
-        m.acceptance = res.acceptance_rate();
-        m.divergences = res.divergent_transitions() + res.divergent_chains();
+        auto const res = run.result();
+        r.acceptance = res.acceptance_rate();
+        r.divergences = res.divergent_transitions() + res.divergent_chains();
         // The reported coordinates of every kept draw, [d][c][i], so each chain's series is contiguous.
         auto const s = res.samples();
-        std::int64_t const C = m.chains, N = axes.draws;
+        std::int64_t const C = r.chains, N = axes.draws;
         std::vector<double> xs(std::size_t(D * C * N));
         for (std::int64_t c = 0; c < C; ++c)
           for (std::int64_t i = 0; i < N; ++i) {
@@ -146,10 +147,12 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
             for (int d = 0; d < D; ++d)
               xs[std::size_t((d * C + c) * N + i)] = y[d];
           }
-        out.statistics(m, xs, D, C, N, view_of(instance.reference()), cumulative);
-        finish(m);
+        auto const reference = instance.reference();
+        r.xs = xs;
+        r.cumulative = cumulative;
+        r.reference = view_of(reference);
+        out.add(r);
       }
-      out.add(m);
     }
   }
 }

@@ -6,14 +6,22 @@
 /// beside every speed, so a fast but broken configuration reads as broken. It also knows each
 /// configuration's compile time, from the files `ember_add_benchmark_matrix` has the compiler
 /// launcher write (`<dir>/<configuration id>.cpp.time`, "user system" seconds).
+///
+/// `configuration_run` is what `measure` hands over: plain numbers and the kept draws, no
+/// strings. `report::add(run)` makes the row of it (statistics, health, JSON line) in code the
+/// report reaches through a pointer taken where it is constructed, so a matrix compiles all of
+/// that once, in its driver's translation unit, and not once per configuration.
 
 #include <ember/benchmark/metrics.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ember::benchmark {
@@ -93,19 +101,33 @@ inline std::string json_line(configuration_metrics const& m) {
   return s + "}";
 }
 
+/// One configuration's run as `measure` reports it, for `report::add`: what it is, why it was
+/// skipped (if it was), its times and gradient counts, and the kept draws of the reported
+/// coordinates, xs[(d·chains + c)·draws + i], with cumulative[n] the gradients per chain up to
+/// kept draw n (`measure_draws`, metrics.hpp). The spans need only outlive the call to `add`.
+struct configuration_run {
+  enum class skip { none, needs_nvcc, needs_gradient, no_device };
+  char const* id = "";  ///< the configuration's translation unit (its compile time), or ""
+  char const *target = "", *sampler = "", *precision = "", *backend = "";
+  std::int64_t chains = 0, warmup = 0, draws = 0;
+  int dim = 0;
+  double target_acceptance = configuration_metrics::null;
+  skip skipped = skip::none;
+  double warmup_s = 0, sampling_s = 0, grads_warmup = 0, acceptance = 0;
+  std::int64_t divergences = 0;
+  std::span<double const> xs, cumulative;
+  reference_view reference;
+};
+
 /// The rows of a matrix run, printed as JSON lines as they arrive and as a table at the end.
 class report {
 public:
   /// JSON lines go to `json` (nullptr: nowhere); compile times are read from `compile_times_dir`.
   explicit report(std::ostream* json = &std::cout, std::string compile_times_dir = "")
-      : json_(json), dir_(std::move(compile_times_dir)), statistics_(&measure_draws) {}
+      : json_(json), dir_(std::move(compile_times_dir)), add_run_(&row_of) {}
 
-  /// `measure_draws` (metrics.hpp) through a pointer taken where the report is constructed: the
-  /// configurations' translation units call it without compiling it (1.7 s of g++ each, measured).
-  void statistics(configuration_metrics& m, std::span<double const> xs, int dim, std::int64_t chains,
-                  std::int64_t draws, reference_view ref, std::span<double const> cumulative) const {
-    statistics_(m, xs, dim, chains, draws, ref, cumulative);
-  }
+  /// Adds the row of one configuration's run: its statistics, health gates and compile time.
+  void add(configuration_run const& r) { add_run_(*this, r); }
 
   void add(configuration_metrics m) {
     if (json_)
@@ -162,6 +184,45 @@ public:
   }
 
 private:
+  // Not called by name outside the constructor: only the unit constructing a report compiles it.
+  static void row_of(report& out, configuration_run const& r) {
+    configuration_metrics m;
+    m.target = r.target;
+    m.sampler = r.sampler;
+    m.precision = r.precision;
+    m.backend = r.backend;
+    m.chains = r.chains;
+    m.warmup = r.warmup;
+    m.draws = r.draws;
+    m.dim = r.dim;
+    m.target_acceptance = r.target_acceptance;
+    if (*r.id)
+      m.compile_s = out.compile_seconds(r.id);
+    using skip = configuration_run::skip;
+    switch (r.skipped) {
+    case skip::needs_nvcc:
+      m.skipped = "backend::cuda needs nvcc: this translation unit was compiled by a host compiler";
+      break;
+    case skip::needs_gradient:
+      m.skipped = std::string(r.sampler) + " needs a gradient and this energy has no value_and_grad";
+      break;
+    case skip::no_device:
+      m.skipped = "no CUDA device on this machine";
+      break;
+    case skip::none:
+      m.warmup_s = r.warmup_s;
+      m.sampling_s = r.sampling_s;
+      m.grads_warmup = r.grads_warmup;
+      m.grads_sampling = r.cumulative.back();
+      m.acceptance = r.acceptance;
+      m.divergences = r.divergences;
+      measure_draws(m, r.xs, r.dim, r.chains, r.draws, r.reference, r.cumulative);
+      finish(m);
+      break;
+    }
+    out.add(std::move(m));
+  }
+
   static double read_time(std::string const& path) {
     std::ifstream f(path);
     double user = 0, sys = 0;
@@ -173,8 +234,7 @@ private:
   std::ostream* json_;
   std::string dir_;
   std::vector<configuration_metrics> rows_;
-  void (*statistics_)(configuration_metrics&, std::span<double const>, int, std::int64_t, std::int64_t, reference_view,
-                      std::span<double const>);
+  void (*add_run_)(report&, configuration_run const&);
 };
 
 }  // namespace ember::benchmark

@@ -187,16 +187,30 @@ struct chain_rng {
   template <int D>
   EMBER_HD EMBER_INLINE vec<S, D> normal(purpose p) const {
     vec<S, D> z;
-    EMBER_UNROLL
-    for (int b = 0; b < (D + 3) / 4; ++b) {
-      auto w = philox4x32_lanes<S>(chain, step, std::uint32_t(b), std::uint32_t(p), key0, key1);
-      S n[4];
-      box_muller(rng_traits<S>::uniform(w.w[0]), rng_traits<S>::uniform(w.w[1]), n[0], n[1]);
-      if (4 * b + 2 < D)
-        box_muller(rng_traits<S>::uniform(w.w[2]), rng_traits<S>::uniform(w.w[3]), n[2], n[3]);
-      for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
+#if defined(__CUDA_ARCH__)
+    constexpr bool unroll = true;
+#else
+    constexpr bool unroll = D <= 16;
+#endif
+    if constexpr (!unroll) {
+      // On the host, normals beyond 16 live in memory anyway: unrolling ⌈D/4⌉ blocks of Philox,
+      // log and sincos only multiplied compile time (D = 100: most of a configuration's).
+      for (int b = 0; b < (D + 3) / 4; ++b) normal_block<D>(p, b, z);
+    } else {
+      EMBER_UNROLL
+      for (int b = 0; b < (D + 3) / 4; ++b) normal_block<D>(p, b, z);
     }
     return z;
+  }
+  /// Philox block b of `normal<D>`: normals 4b … 4b + 3 (those below D) into z.
+  template <int D>
+  EMBER_HD EMBER_INLINE void normal_block(purpose p, int b, vec<S, D>& z) const {
+    auto w = philox4x32_lanes<S>(chain, step, std::uint32_t(b), std::uint32_t(p), key0, key1);
+    S n[4];
+    box_muller(rng_traits<S>::uniform(w.w[0]), rng_traits<S>::uniform(w.w[1]), n[0], n[1]);
+    if (4 * b + 2 < D)
+      box_muller(rng_traits<S>::uniform(w.w[2]), rng_traits<S>::uniform(w.w[3]), n[2], n[3]);
+    for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
   }
 
   /// One uniform in (0, 1] for purpose `p` (never 0, so log u is finite).

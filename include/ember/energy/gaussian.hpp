@@ -186,7 +186,10 @@ namespace detail {
 // returns P = Σ⁻¹ and log det Σ. Positive definite means every Cholesky pivot Lⱼⱼ² is above
 // rounding: Lⱼⱼ² > 4·D·ε·Σⱼⱼ, relative to the pivot's own diagonal entry, so a badly scaled
 // SPD matrix (diag(1, 1e-12)) passes and a rank-deficient one (pivot ~ ε·Σⱼⱼ) does not.
-inline void factor_covariance(Eigen::MatrixXd const& C, Eigen::MatrixXd& P, double& logdet) {
+// A template only so that a translation unit without a full-covariance gaussian never
+// instantiates Eigen's LLT (1.2 s of g++ in every unit that includes this header, measured).
+template <class Matrix = Eigen::MatrixXd>
+void factor_covariance(Matrix const& C, Matrix& P, double& logdet) {
   Eigen::Index const n = C.rows();
   double scale = 0;
   for (Eigen::Index i = 0; i < n; ++i)
