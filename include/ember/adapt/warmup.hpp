@@ -95,25 +95,42 @@ struct chees_means {
   }
 };
 
-// ChEES, second pass: Σα (‖x' − x̄'‖² − ‖x − x̄‖²)((x' − x̄')·v').
+// ChEES, second pass: Σα (‖x' − x̄'‖² − ‖x − x̄‖²)((x' − x̄')·v') in the metric's standardised
+// coordinates, zᵢ = xᵢ/sᵢ with sᵢ² = (M⁻¹)ᵢᵢ (w = 1/s²).
 template <class T, int D>
 struct chees_gradient {
   static constexpr int size = 1;
   chain_view<T> v;
-  double mean0[D], mean1[D];
+  double mean0[D], mean1[D], w[D];
   EMBER_HD void operator()(std::int64_t c, double* a) const {
     if (v.frozen[c]) return;
     double d0 = 0, d1 = 0, dv = 0;
     for (int i = 0; i < D; ++i) {
       double const r0 = double(v.start[i * v.stride + c]) - mean0[i];
       double const r1 = double(v.end[i * v.stride + c]) - mean1[i];
-      d0 += r0 * r0;
-      d1 += r1 * r1;
-      dv += r1 * double(v.velocity[i * v.stride + c]);
+      d0 += w[i] * r0 * r0;
+      d1 += w[i] * r1 * r1;
+      dv += w[i] * r1 * double(v.velocity[i * v.stride + c]);
     }
     a[0] += double(v.accept_prob[c]) * (d1 - d0) * dv;
   }
 };
+
+// The metric's marginal scale of coordinate i, √(M⁻¹)ᵢᵢ = ‖row i of L‖.
+template <class M>
+double metric_sd(M const& m, int i) {
+  if constexpr (requires { m.lower[0]; }) {
+    double s = 0;
+    for (int j = 0; j <= i; ++j) s += double(m(i, j)) * double(m(i, j));
+    return std::sqrt(s);
+  } else if constexpr (requires { m.scale[0]; }) {
+    return double(m.scale[i]);
+  } else if constexpr (requires { m.scale; }) {
+    return double(m.scale);
+  } else {
+    return 1.0;
+  }
+}
 
 }  // namespace detail
 
@@ -143,6 +160,15 @@ struct warmup_state {
       if (!(target > 0)) target = adapts_trajectory ? 0.651 : Kernel::target_acceptance;
       if (!(target < 1)) throw std::invalid_argument("ember::warmup: the target acceptance must be in (0, 1)");
       da.target = target;
+      if constexpr (adapts_trajectory) {
+        // ChEES's pooled acceptance changes from one transition to the next with the Halton
+        // length uT, and Stan's γ = 0.05 lets log ε follow it: at the end of warm-up the iterates
+        // spread by ±0.3 and ε̄ accepted 0.70 against 0.651. γ = 0.2 keeps them within ±0.1, and
+        // μ = log ε₀ (not Stan's 10 ε₀, whose pull grows with γ) leaves ε̄ unbiased over the
+        // 50-transition term buffer: 0.651 ± 0.002 on Gaussians (docs/tuning.md).
+        da.gamma = 0.2;
+        da.explore = 1;
+      }
       double eps0 = double(k.step_size);
       da.restart(std::isfinite(eps0) && eps0 > 0 ? eps0 : 1.0);
     }
@@ -183,10 +209,12 @@ struct warmup_state {
       double m[2 + 2 * D] = {};
       reduce(detail::chees_means<T, D>{v}, m);
       if (m[0] > 1 && m[1] > 0) {
-        detail::chees_gradient<T, D> g{v, {}, {}};
+        detail::chees_gradient<T, D> g{v, {}, {}, {}};
         for (int i = 0; i < D; ++i) {
           g.mean0[i] = m[2 + i] / m[0];
           g.mean1[i] = m[2 + D + i] / m[1];
+          double const s = detail::metric_sd(kernel.metric, i);
+          g.w[i] = 1 / (s * s);
         }
         double s[1] = {0};
         reduce(g, s);
@@ -201,7 +229,20 @@ struct warmup_state {
         reduce(detail::moment_sums<T, D, adapts_dense>{v}, s);
         cov.add(s);
         if (windows.closes(t)) {
-          detail::reassign(kernel, kernel.with_metric(cov.template metric<T>()));
+          auto const metric = cov.template metric<T>();
+          if constexpr (adapts_trajectory) {
+            // T in the new metric's time: ChEES's criterion is dominated by the directions of
+            // largest standardised variance, so T scales with their standard deviation rᵢ under
+            // the old metric (rᵢ = sᵢ(new)/sᵢ(old)), weighted as the criterion weights them, by rᵢ⁴.
+            double num = 0, den = 0;
+            for (int i = 0; i < D; ++i) {
+              double const r = detail::metric_sd(metric, i) / detail::metric_sd(kernel.metric, i), r4 = r * r * r * r;
+              num += r4 * r;
+              den += r4;
+            }
+            chees.rescale(den / num);
+          }
+          detail::reassign(kernel, kernel.with_metric(metric));
           cov.reset();
           if constexpr (adapts_step) da.restart(da.current());
         }
