@@ -49,15 +49,20 @@ void reassign(K& dst, K const& src) {
   std::construct_at(&dst, copy);
 }
 
-// n and Σα over live chains.
+// Over live chains: n, Σα, and the number and Σ 1/α of those with α > 0 (the harmonic mean's).
 template <class T>
 struct acceptance_sums {
-  static constexpr int size = 2;
+  static constexpr int size = 4;
   chain_view<T> v;
   EMBER_HD void operator()(std::int64_t c, double* a) const {
     if (v.frozen[c]) return;
+    double const al = double(v.accept_prob[c]);
     a[0] += 1;
-    a[1] += double(v.accept_prob[c]);
+    a[1] += al;
+    if (al > 0) {
+      a[2] += 1;
+      a[3] += 1 / al;
+    }
   }
 };
 
@@ -201,9 +206,16 @@ struct warmup_state {
   template <class Reduce>
   void update(std::int64_t t, mass_windows const& windows, chain_view<T> const& v, Reduce&& reduce) {
     if constexpr (adapts_step) {
-      double a[2] = {0, 0};
+      double a[4] = {0, 0, 0, 0};
       reduce(detail::acceptance_sums<T>{v}, a);
-      da.update(a[0] > 0 ? a[1] / a[0] : 0.0);
+      // With ChEES, the harmonic mean over chains (Hoffman, Radul & Sountsov 2021): one chain
+      // stuck where the step is too large (a far start, a distribution's stiff tail) pulls it
+      // down, where the arithmetic mean would leave that chain stuck. A chain whose α is 0 (a
+      // divergence) is left out, as BlackJAX does, so one of them cannot stall the adaptation.
+      if constexpr (adapts_trajectory)
+        da.update(a[2] > 0 ? a[2] / a[3] : 0.0);
+      else
+        da.update(a[0] > 0 ? a[1] / a[0] : 0.0);
     }
     if constexpr (adapts_trajectory) {
       double m[2 + 2 * D] = {};
