@@ -8,9 +8,11 @@
 ///   g_c = uT · (‖x'_c − x̄'‖² − ‖x_c − x̄‖²) · ((x'_c − x̄') · v'_c),
 /// and the ensemble estimate weights chains by their acceptance probability α_c:
 /// g = Σ α_c g_c / Σ α_c, with x̄ the mean of the current states and x̄' the α-weighted mean of
-/// the proposals. log T climbs g with Adam without momentum (β₁ = 0, β₂ = 0.95, learning rate
-/// 0.025, each update clipped to ±0.35), and the kept T is the t^{−0.75}-weighted average of
-/// log T over warm-up (as dual averaging keeps ε̄).
+/// the proposals, all in the metric's standardised coordinates (adapt/warmup.hpp). log T climbs g
+/// with Adam without momentum (β₁ = 0, β₂ = 0.95, learning rate 0.025, each update clipped to
+/// ±0.35), and the kept T is the t^{−0.75}-weighted average of log T over warm-up (as dual
+/// averaging keeps ε̄). When the metric changes, `rescale` converts T and that average to the new
+/// metric's time, so neither the kept average nor Adam's next steps mix the two units.
 
 #include <algorithm>
 #include <cmath>
