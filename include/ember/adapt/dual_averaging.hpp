@@ -7,7 +7,8 @@
 ///   log ε̄ₜ = t^{−κ} log εₜ + (1 − t^{−κ}) log ε̄ₜ₋₁,
 /// with μ = log(10 ε₀), γ = 0.05, t₀ = 10, κ = 0.75. εₜ is used during warm-up and ε̄ afterwards.
 /// Here αₜ is the mean acceptance probability over all live chains at warm-up transition t, so one
-/// update already averages thousands of proposals.
+/// update already averages thousands of proposals. ChEES's warm-up sets γ = 0.2 and μ = log ε₀
+/// (adapt/warmup.hpp says why).
 
 #include <cmath>
 #include <cstdint>
@@ -16,13 +17,15 @@ namespace ember {
 
 struct dual_averaging {
   double target = 0.8;
+  double gamma = 0.05;    ///< how far from μ the iterates may go (larger: less far, less noisy)
+  double explore = 10;    ///< μ = log(explore · ε₀)
   double mu = 0, log_eps = 0, log_eps_bar = 0, h_bar = 0;
   std::int64_t t = 0;
-  static constexpr double gamma = 0.05, t0 = 10, kappa = 0.75;
+  static constexpr double t0 = 10, kappa = 0.75;
 
   /// (Re)starts from step size eps0 (Stan restarts at the end of every metric window).
   void restart(double eps0) {
-    mu = std::log(10 * eps0);
+    mu = std::log(explore * eps0);
     log_eps = std::log(eps0);
     log_eps_bar = 0;
     h_bar = 0;

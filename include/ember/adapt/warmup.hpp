@@ -49,15 +49,20 @@ void reassign(K& dst, K const& src) {
   std::construct_at(&dst, copy);
 }
 
-// n and Σα over live chains.
+// Over live chains: n, Σα, and the number and Σ 1/α of those with α > 0 (the harmonic mean's).
 template <class T>
 struct acceptance_sums {
-  static constexpr int size = 2;
+  static constexpr int size = 4;
   chain_view<T> v;
   EMBER_HD void operator()(std::int64_t c, double* a) const {
     if (v.frozen[c]) return;
+    double const al = double(v.accept_prob[c]);
     a[0] += 1;
-    a[1] += double(v.accept_prob[c]);
+    a[1] += al;
+    if (al > 0) {
+      a[2] += 1;
+      a[3] += 1 / al;
+    }
   }
 };
 
@@ -95,25 +100,42 @@ struct chees_means {
   }
 };
 
-// ChEES, second pass: Σα (‖x' − x̄'‖² − ‖x − x̄‖²)((x' − x̄')·v').
+// ChEES, second pass: Σα (‖x' − x̄'‖² − ‖x − x̄‖²)((x' − x̄')·v') in the metric's standardised
+// coordinates, zᵢ = xᵢ/sᵢ with sᵢ² = (M⁻¹)ᵢᵢ (w = 1/s²).
 template <class T, int D>
 struct chees_gradient {
   static constexpr int size = 1;
   chain_view<T> v;
-  double mean0[D], mean1[D];
+  double mean0[D], mean1[D], w[D];
   EMBER_HD void operator()(std::int64_t c, double* a) const {
     if (v.frozen[c]) return;
     double d0 = 0, d1 = 0, dv = 0;
     for (int i = 0; i < D; ++i) {
       double const r0 = double(v.start[i * v.stride + c]) - mean0[i];
       double const r1 = double(v.end[i * v.stride + c]) - mean1[i];
-      d0 += r0 * r0;
-      d1 += r1 * r1;
-      dv += r1 * double(v.velocity[i * v.stride + c]);
+      d0 += w[i] * r0 * r0;
+      d1 += w[i] * r1 * r1;
+      dv += w[i] * r1 * double(v.velocity[i * v.stride + c]);
     }
     a[0] += double(v.accept_prob[c]) * (d1 - d0) * dv;
   }
 };
+
+// The metric's marginal scale of coordinate i, √(M⁻¹)ᵢᵢ = ‖row i of L‖.
+template <class M>
+double metric_sd(M const& m, int i) {
+  if constexpr (requires { m.lower[0]; }) {
+    double s = 0;
+    for (int j = 0; j <= i; ++j) s += double(m(i, j)) * double(m(i, j));
+    return std::sqrt(s);
+  } else if constexpr (requires { m.scale[0]; }) {
+    return double(m.scale[i]);
+  } else if constexpr (requires { m.scale; }) {
+    return double(m.scale);
+  } else {
+    return 1.0;
+  }
+}
 
 }  // namespace detail
 
@@ -143,6 +165,16 @@ struct warmup_state {
       if (!(target > 0)) target = adapts_trajectory ? 0.651 : Kernel::target_acceptance;
       if (!(target < 1)) throw std::invalid_argument("ember::warmup: the target acceptance must be in (0, 1)");
       da.target = target;
+      if constexpr (adapts_trajectory) {
+        // ChEES's pooled acceptance changes from one transition to the next with the Halton
+        // length uT (and the harmonic mean with the worst chain). With Stan's γ = 0.05 and
+        // μ = log 10ε₀, log ε's iterates over the 50-transition term buffer had a standard
+        // deviation of 0.63 on Gaussians, and ε̄, their average, ended at harmonic acceptance
+        // 0.75-0.79 against 0.651. With γ = 0.2 and μ = log ε₀ (the restart's ε is already
+        // adapted; the pull towards 10ε₀ grows with γ): 0.06, and 0.645-0.654.
+        da.gamma = 0.2;
+        da.explore = 1;
+      }
       double eps0 = double(k.step_size);
       da.restart(std::isfinite(eps0) && eps0 > 0 ? eps0 : 1.0);
     }
@@ -175,18 +207,27 @@ struct warmup_state {
   template <class Reduce>
   void update(std::int64_t t, mass_windows const& windows, chain_view<T> const& v, Reduce&& reduce) {
     if constexpr (adapts_step) {
-      double a[2] = {0, 0};
+      double a[4] = {0, 0, 0, 0};
       reduce(detail::acceptance_sums<T>{v}, a);
-      da.update(a[0] > 0 ? a[1] / a[0] : 0.0);
+      // With ChEES, the harmonic mean over chains (Hoffman, Radul & Sountsov 2021): one chain
+      // stuck where the step is too large (a far start, a distribution's stiff tail) pulls it
+      // down, where the arithmetic mean would leave that chain stuck. A chain whose α is 0 (a
+      // divergence) is left out, as BlackJAX does, so one of them cannot stall the adaptation.
+      if constexpr (adapts_trajectory)
+        da.update(a[2] > 0 ? a[2] / a[3] : 0.0);
+      else
+        da.update(a[0] > 0 ? a[1] / a[0] : 0.0);
     }
     if constexpr (adapts_trajectory) {
       double m[2 + 2 * D] = {};
       reduce(detail::chees_means<T, D>{v}, m);
       if (m[0] > 1 && m[1] > 0) {
-        detail::chees_gradient<T, D> g{v, {}, {}};
+        detail::chees_gradient<T, D> g{v, {}, {}, {}};
         for (int i = 0; i < D; ++i) {
           g.mean0[i] = m[2 + i] / m[0];
           g.mean1[i] = m[2 + D + i] / m[1];
+          double const s = detail::metric_sd(kernel.metric, i);
+          g.w[i] = 1 / (s * s);
         }
         double s[1] = {0};
         reduce(g, s);
@@ -201,7 +242,20 @@ struct warmup_state {
         reduce(detail::moment_sums<T, D, adapts_dense>{v}, s);
         cov.add(s);
         if (windows.closes(t)) {
-          detail::reassign(kernel, kernel.with_metric(cov.template metric<T>()));
+          auto const metric = cov.template metric<T>();
+          if constexpr (adapts_trajectory) {
+            // T in the new metric's time: ChEES's criterion is dominated by the directions of
+            // largest standardised variance, so T scales with their standard deviation rᵢ under
+            // the old metric (rᵢ = sᵢ(new)/sᵢ(old)), weighted as the criterion weights them, by rᵢ⁴.
+            double num = 0, den = 0;
+            for (int i = 0; i < D; ++i) {
+              double const r = detail::metric_sd(metric, i) / detail::metric_sd(kernel.metric, i), r4 = r * r * r * r;
+              num += r4 * r;
+              den += r4;
+            }
+            chees.rescale(den / num);
+          }
+          detail::reassign(kernel, kernel.with_metric(metric));
           cov.reset();
           if constexpr (adapts_step) da.restart(da.current());
         }

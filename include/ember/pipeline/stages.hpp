@@ -48,7 +48,8 @@ struct track_stage {
 /// Step size by dual averaging (Hoffman & Gelman 2014, Stan's γ = 0.05, t₀ = 10, κ = 0.75)
 /// towards `target` acceptance (0: the kernel's own, MALA 0.574, HMC 0.8, ChEES-HMC 0.651),
 /// from the mean acceptance probability of all live chains at each warm-up transition (one step
-/// size for all chains, reduced in a fixed order so it depends on nothing but the seed).
+/// size for all chains, reduced in a fixed order so it depends on nothing but the seed). With
+/// `chees()`, the harmonic mean over chains instead, with γ = 0.2 (adapt/warmup.hpp).
 struct step_size_adapter {
   double target = 0;
 };
@@ -71,7 +72,8 @@ struct diagonal_mass_adapter {};
 /// A dense metric (inverse mass = the target's covariance, D ≤ 64), likewise.
 struct dense_mass_adapter {};
 /// HMC's trajectory length by ChEES (Hoffman, Radul & Sountsov 2021): Adam (β₁ = 0, β₂ = 0.95)
-/// on log T, Halton-jittered trajectories, target acceptance 0.651. Needs at least 2 chains.
+/// on log T, Halton-jittered trajectories, T carried into each new metric's time; the step size
+/// targets harmonic-mean acceptance 0.651 (docs/tuning.md). Needs at least 2 chains.
 struct chees_adapter {
   double learning_rate = 0.025;
 };
