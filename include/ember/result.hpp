@@ -97,6 +97,11 @@ class result {
   std::int64_t divergent_transitions() const { return divergent_transitions_; }
   /// Mean fraction of accepted transitions after burn-in, over non-divergent chains.
   double acceptance_rate() const { return acceptance_; }
+  /// The acceptance the kernel was tuned to (after warm-up) or its fixed target; NaN if none.
+  double target_acceptance() const { return target_acceptance_; }
+  /// Whether that target is for the harmonic mean over chains of each transition's acceptance
+  /// probability (ChEES), which `acceptance_rate()`, an arithmetic mean, bounds from above.
+  bool harmonic_target() const { return harmonic_target_; }
   /// Accepted kept-phase transitions of chain c (an exact count).
   std::int64_t accepted(std::int64_t c) const { return accepted_.at(std::size_t(c)); }
   /// The kernel's adapted parameters (step size, metric, trajectory length) after warm-up.
@@ -112,7 +117,10 @@ class result {
   /// every chain's own acceptance rate are passed along, so both warnings are on.
   summary_table<D> summary(summary_options o = {}) const {
     std::vector<double> rates;
-    if (std::isnan(o.target_acceptance)) o.target_acceptance = target_acceptance_;
+    if (std::isnan(o.target_acceptance)) {
+      o.target_acceptance = target_acceptance_;
+      o.harmonic_target = harmonic_target_;
+    }
     if (o.chain_acceptance.empty() && kept_transitions_ > 0 && std::int64_t(accepted_.size()) == chains_) {
       rates.resize(accepted_.size());
       for (std::size_t c = 0; c < rates.size(); ++c) rates[c] = double(accepted_[c]) / double(kept_transitions_);
@@ -126,6 +134,7 @@ class result {
   std::vector<std::int64_t> accepted_;
   adaptation_report adapted_;
   double target_acceptance_ = std::numeric_limits<double>::quiet_NaN();
+  bool harmonic_target_ = false;  ///< ChEES: the target is for the harmonic mean over chains
   detail::draw_buffer<T> samples_;
   std::vector<T> final_;
   std::vector<std::uint8_t> frozen_;

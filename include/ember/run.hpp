@@ -303,6 +303,7 @@ class run {
     if constexpr (requires { warm_.da.target; }) {
       if constexpr (decltype(warm_)::adapts_step) out.target_acceptance_ = warm_.da.target;
     }
+    out.harmonic_target_ = decltype(warm_)::adapts_trajectory;  // ChEES's step size (adapt/warmup.hpp)
     detail::finish_result<P>(out, track_.data(), acc, div);
     return out;
   }
@@ -347,7 +348,7 @@ class run {
 };
 
 namespace detail {
-inline constexpr char ember_version[16] = "ember 0.2.0";
+inline constexpr char ember_version[16] = "ember 0.3.0";
 
 template <class K>
 void put_tunables(byte_writer& w, K const& k) {

@@ -120,6 +120,21 @@ TEST_CASE("finish derives ESS per second and per gradient and names every failed
   m.ess_bulk_x = m.ess_bulk_x2 = 5000;
   bm::finish(m);
   CHECK(m.health == "divergences,rhat,acceptance,bias,ess>draws");
+  // A harmonic target (ChEES): an arithmetic acceptance above the band passes, below it fails.
+  m.divergences = 0;
+  m.rhat_max = 1.005;
+  m.z_max = 1;
+  m.ess_bulk_x = m.ess_bulk_x2 = 500;
+  m.target_acceptance = 0.651;
+  m.acceptance = 0.77;
+  bm::finish(m);
+  CHECK(m.health == "acceptance");
+  m.harmonic_target = true;
+  bm::finish(m);
+  CHECK(m.health == "ok");
+  m.acceptance = 0.54;
+  bm::finish(m);
+  CHECK(m.health == "acceptance");
   // No target acceptance (ULA): no acceptance gate. A NaN R̂ (stuck chains) fails.
   m = {};
   m.chains = 10;

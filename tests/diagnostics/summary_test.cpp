@@ -145,6 +145,16 @@ TEST_CASE("summary warns about acceptance far from the target and spread between
   auto quiet = text(ember::summarize(r, {.target_acceptance = 0.574, .chain_acceptance = even}));
   INFO(quiet);
   CHECK(!has(quiet, "WARNING"));
+  // A harmonic target (ChEES): the arithmetic rate may lie above it, not below.
+  r.acc = 0.77;
+  auto above = text(ember::summarize(r, {.target_acceptance = 0.651, .chain_acceptance = even, .harmonic_target = true}));
+  INFO(above);
+  CHECK(has(above, "(target 0.651 for the harmonic mean over chains)"));
+  CHECK(!has(above, "WARNING"));
+  CHECK(has(text(ember::summarize(r, {.target_acceptance = 0.651, .chain_acceptance = even})), "too small"));
+  r.acc = 0.5;
+  CHECK(has(text(ember::summarize(r, {.target_acceptance = 0.651, .chain_acceptance = even, .harmonic_target = true})),
+            "WARNING: acceptance 0.5000 is far from the kernel's target 0.651"));
 }
 
 TEST_CASE("summary warns about low ESS", "[diagnostics][summary]") {

@@ -136,6 +136,7 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
 
         auto const res = run.result();
         r.acceptance = res.acceptance_rate();
+        r.harmonic_target = res.harmonic_target();
         r.divergences = res.divergent_transitions() + res.divergent_chains();
         // The reported coordinates of every kept draw, [d][c][i], so each chain's series is contiguous.
         auto const s = res.samples();

@@ -112,6 +112,7 @@ struct configuration_run {
   std::int64_t chains = 0, warmup = 0, draws = 0;
   int dim = 0;
   double target_acceptance = configuration_metrics::null;
+  bool harmonic_target = false;  ///< result::harmonic_target() of the run
   skip skipped = skip::none;
   double warmup_s = 0, sampling_s = 0, grads_warmup = 0, acceptance = 0;
   std::int64_t divergences = 0;
@@ -215,6 +216,7 @@ private:
       m.grads_warmup = r.grads_warmup;
       m.grads_sampling = r.cumulative.back();
       m.acceptance = r.acceptance;
+      m.harmonic_target = r.harmonic_target;
       m.divergences = r.divergences;
       measure_draws(m, r.xs, r.dim, r.chains, r.draws, r.reference, r.cumulative);
       finish(m);

@@ -49,6 +49,10 @@ struct summary_options {
   double acceptance_band = 0.1;        ///< warn when |acceptance − target| exceeds this
   std::span<double const> chain_acceptance = {};  ///< one rate per chain (all chains), optional
   int threads = 0;                     ///< 0: OpenMP's default
+  /// The target is for the harmonic mean over chains of each transition's acceptance probability
+  /// (ChEES's step size): the acceptance rate, an arithmetic mean, is never below that, so only a
+  /// rate more than the band below the target is a warning.
+  bool harmonic_target = false;
 };
 
 /// Per-dimension statistics of a run, printable with `<<`.
@@ -68,6 +72,7 @@ struct summary_table {
   std::int64_t draws = 0;  ///< draws the statistics use: live chains × 2⌊kept/2⌋
   double acceptance = 0, seconds = 0;
   double target_acceptance = std::numeric_limits<double>::quiet_NaN(), acceptance_band = 0.1;
+  bool harmonic_target = false;  ///< see summary_options
   /// Over live chains, when per-chain acceptance was passed (else NaN).
   double chain_acceptance_min = std::numeric_limits<double>::quiet_NaN(),
          chain_acceptance_median = std::numeric_limits<double>::quiet_NaN(),
@@ -140,7 +145,9 @@ struct summary_table {
         w.emplace_back(b);
       }
     }
-    if (std::isfinite(target_acceptance) && std::abs(acceptance - target_acceptance) > acceptance_band) {
+    if (std::isfinite(target_acceptance) &&
+        (acceptance < target_acceptance - acceptance_band ||
+         (!harmonic_target && acceptance > target_acceptance + acceptance_band))) {
       std::snprintf(b, sizeof b,
                     "WARNING: acceptance %.4f is far from the kernel's target %.3f (more than %.2f away): the step "
                     "size is %s.",
@@ -194,7 +201,8 @@ struct summary_table {
     std::snprintf(line, sizeof line, "  acceptance %.4f", s.acceptance);
     os << line;
     if (std::isfinite(s.target_acceptance)) {
-      std::snprintf(line, sizeof line, " (target %.3f)", s.target_acceptance);
+      std::snprintf(line, sizeof line, s.harmonic_target ? " (target %.3f for the harmonic mean over chains)" : " (target %.3f)",
+                    s.target_acceptance);
       os << line;
     }
     std::snprintf(line, sizeof line, ", divergent chains %lld, divergent transitions %lld\n",
@@ -223,6 +231,7 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
   s.seconds = r.seconds();
   s.target_acceptance = o.target_acceptance;
   s.acceptance_band = o.acceptance_band;
+  s.harmonic_target = o.harmonic_target;
   auto const draws = r.samples();
   s.from_draws = !draws.empty() && r.kept() > 0;
   std::vector<std::int64_t> live;
