@@ -15,7 +15,7 @@ namespace ember_test {
 template <class Pipe, class Backend>
 void check_pipeline_in_pieces(Pipe const& pipe, Backend const& backend);
 
-// A run in pieces, with warm-up (step size and diagonal metric, pooled or per chain) and a
+// A run in pieces, with warm-up (step size and diagonal metric, pooled or per chain; ChEES) and a
 // checkpoint in the middle, equals the run in one piece, bit for bit.
 template <class Backend>
 void check_run_in_pieces(Backend const& backend) {
@@ -27,6 +27,9 @@ void check_run_in_pieces(Backend const& backend) {
                            backend);
   check_pipeline_in_pieces(ember::mala(U, {}) | ember::warmup(150, ember::step_size(ember::per_chain), ember::diagonal_mass()) |
                                stages | ember::record() | ember::track(ember::moments),
+                           backend);
+  check_pipeline_in_pieces(ember::hmc(U) | ember::warmup(150, ember::step_size(), ember::diagonal_mass(), ember::chees()) |
+                               stages | ember::record(),
                            backend);
 }
 
