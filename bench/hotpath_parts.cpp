@@ -6,13 +6,16 @@
 //
 // usage: ember_hotpath_parts parts <n>        each part n times (run under callgrind; see
 //                                              docs/performance.md for the command)
-//        ember_hotpath_parts pipeline <steps> P1's pipeline, 1024 chains, one thread
+//        ember_hotpath_parts pipeline <steps> [chains]   P1's pipeline, 1024 chains, one thread
 //        ember_hotpath_parts time              wall time of the leftovers, one thread
+//        ember_hotpath_parts count <steps>     P1's pipeline, 64 chains, one thread, between two
+//                                              SIGUSR1 for bench/stepcount.c (AVX-512 counts)
 #include <ember/ember.hpp>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -190,10 +193,20 @@ void run_parts(int n) {
   }
 }
 
-void run_pipeline(int steps) {
-  auto r = sample(ula(p1_energy(), {.step_size = 0.1}), {.chains = 1024, .steps = steps, .seed = 7},
+void run_pipeline(int steps, long chains) {
+  auto r = sample(ula(p1_energy(), {.step_size = 0.1}), {.chains = chains, .steps = steps, .seed = 7},
                   backend::cpu{.threads = 1});
   std::printf("%g\n", double(r.final_state(0)[0]));
+}
+
+// The pipeline between two SIGUSR1, which bench/stepcount.c counts between: 64 chains (4 batches
+// of 16), one thread, so a run of 40 steps minus one of 20 is 80 batch steps.
+void run_count(int steps) {
+  auto k = ula(p1_energy(), {.step_size = 0.1});
+  std::raise(SIGUSR1);
+  auto r = sample(k, {.chains = 64, .steps = steps, .seed = 7}, backend::cpu{.threads = 1});
+  std::raise(SIGUSR1);
+  std::printf("%a\n", double(r.final_state(0)[0]));
 }
 
 template <class F>
@@ -247,10 +260,11 @@ void run_time() {
 
 int main(int argc, char** argv) {
   if (argc >= 3 && !std::strcmp(argv[1], "parts")) run_parts(std::atoi(argv[2]));
-  else if (argc >= 3 && !std::strcmp(argv[1], "pipeline")) run_pipeline(std::atoi(argv[2]));
+  else if (argc >= 3 && !std::strcmp(argv[1], "pipeline")) run_pipeline(std::atoi(argv[2]), argc >= 4 ? std::atol(argv[3]) : 1024);
+  else if (argc >= 3 && !std::strcmp(argv[1], "count")) run_count(std::atoi(argv[2]));
   else if (argc >= 2 && !std::strcmp(argv[1], "time")) run_time();
   else {
-    std::fprintf(stderr, "usage: ember_hotpath_parts parts <n> | pipeline <steps> | time\n");
+    std::fprintf(stderr, "usage: ember_hotpath_parts parts <n> | pipeline <steps> | count <steps> | time\n");
     return 2;
   }
 }
