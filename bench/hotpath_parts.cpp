@@ -7,6 +7,7 @@
 // usage: ember_hotpath_parts parts <n>        each part n times (run under callgrind; see
 //                                              docs/performance.md for the command)
 //        ember_hotpath_parts pipeline <steps> [chains]   P1's pipeline, 1024 chains, one thread
+//        (pipeline-hmc: P2's, HMC with L = 10 on the same Gaussian; pipeline-scalar: P1 on the scalar path)
 //        ember_hotpath_parts time              wall time of the leftovers, one thread
 //        ember_hotpath_parts count <steps>     P1's pipeline, 64 chains, one thread, between two
 //                                              SIGUSR1 for bench/stepcount.c (AVX-512 counts)
@@ -193,10 +194,17 @@ void run_parts(int n) {
   }
 }
 
-void run_pipeline(int steps, long chains) {
-  auto r = sample(ula(p1_energy(), {.step_size = 0.1}), {.chains = chains, .steps = steps, .seed = 7},
-                  backend::cpu{.threads = 1});
-  std::printf("%g\n", double(r.final_state(0)[0]));
+// P1's pipeline (or P2's with hmc = true: HMC, L = 10, on the same Gaussian), one thread, on the
+// SIMD path or, with simd = false, the scalar one.
+void run_pipeline(int steps, long chains, bool hmc_case, bool simd) {
+  backend::cpu const be{.threads = 1, .simd = simd};
+  double x0;
+  if (hmc_case)
+    x0 = sample(hmc(p1_energy(), {.step_size = 0.1, .integrator_steps = 10}), {.chains = chains, .steps = steps, .seed = 7}, be)
+             .final_state(0)[0];
+  else
+    x0 = sample(ula(p1_energy(), {.step_size = 0.1}), {.chains = chains, .steps = steps, .seed = 7}, be).final_state(0)[0];
+  std::printf("%a\n", x0);
 }
 
 // The pipeline between two SIGUSR1, which bench/stepcount.c counts between: 64 chains (4 batches
@@ -260,11 +268,14 @@ void run_time() {
 
 int main(int argc, char** argv) {
   if (argc >= 3 && !std::strcmp(argv[1], "parts")) run_parts(std::atoi(argv[2]));
-  else if (argc >= 3 && !std::strcmp(argv[1], "pipeline")) run_pipeline(std::atoi(argv[2]), argc >= 4 ? std::atol(argv[3]) : 1024);
+  else if (argc >= 3 && (!std::strcmp(argv[1], "pipeline") || !std::strcmp(argv[1], "pipeline-hmc") ||
+                          !std::strcmp(argv[1], "pipeline-scalar")))
+    run_pipeline(std::atoi(argv[2]), argc >= 4 ? std::atol(argv[3]) : 1024, !std::strcmp(argv[1], "pipeline-hmc"),
+                 std::strcmp(argv[1], "pipeline-scalar") != 0);
   else if (argc >= 3 && !std::strcmp(argv[1], "count")) run_count(std::atoi(argv[2]));
   else if (argc >= 2 && !std::strcmp(argv[1], "time")) run_time();
   else {
-    std::fprintf(stderr, "usage: ember_hotpath_parts parts <n> | pipeline <steps> | count <steps> | time\n");
+    std::fprintf(stderr, "usage: ember_hotpath_parts parts <n> | pipeline[-hmc|-scalar] <steps> [chains] | count <steps> | time\n");
     return 2;
   }
 }
