@@ -54,10 +54,10 @@ void keep(T const& x) {
 }
 
 // Box–Muller with xsimd's log for the radius, as ember had it before log_positive.
-void box_muller_xsimd_log(B u1, B u2, B& z0, B& z1) {
+void box_muller_xsimd_log(B u1, U32 b, B& z0, B& z1) {
   B r = sqrt(B(-2.f) * xsimd::log(u1));
   B s, c;
-  sincos_2pi(u2, s, c);
+  sincos_turn<B>(b, s, c);
   z0 = r * c;
   z1 = r * s;
 }
@@ -70,12 +70,12 @@ template <bool Own>
 void normals_from(philox_block<U32> const* w, V& z) {
   for (int b = 0; b < 3; ++b) {
     B n[4];
-    auto bm = [](B a, B c, B& x, B& y) {
+    auto bm = [](B a, U32 c, B& x, B& y) {
       if constexpr (Own) box_muller(a, c, x, y);
       else box_muller_xsimd_log(a, c, x, y);
     };
-    bm(rng_traits<B>::uniform(w[b].w[0]), rng_traits<B>::uniform(w[b].w[1]), n[0], n[1]);
-    if (4 * b + 2 < D) bm(rng_traits<B>::uniform(w[b].w[2]), rng_traits<B>::uniform(w[b].w[3]), n[2], n[3]);
+    bm(rng_traits<B>::uniform(w[b].w[0]), w[b].w[1], n[0], n[1]);
+    if (4 * b + 2 < D) bm(rng_traits<B>::uniform(w[b].w[2]), w[b].w[3], n[2], n[3]);
     for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
   }
 }
