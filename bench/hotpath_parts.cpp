@@ -6,13 +6,17 @@
 //
 // usage: ember_hotpath_parts parts <n>        each part n times (run under callgrind; see
 //                                              docs/performance.md for the command)
-//        ember_hotpath_parts pipeline <steps> P1's pipeline, 1024 chains, one thread
+//        ember_hotpath_parts pipeline <steps> [chains]   P1's pipeline, 1024 chains, one thread
+//        (pipeline-hmc: P2's, HMC with L = 10 on the same Gaussian; pipeline-scalar: P1 on the scalar path)
 //        ember_hotpath_parts time              wall time of the leftovers, one thread
+//        ember_hotpath_parts count <steps>     P1's pipeline, 64 chains, one thread, between two
+//                                              SIGUSR1 for bench/stepcount.c (AVX-512 counts)
 #include <ember/ember.hpp>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,10 +54,10 @@ void keep(T const& x) {
 }
 
 // Box–Muller with xsimd's log for the radius, as ember had it before log_positive.
-void box_muller_xsimd_log(B u1, B u2, B& z0, B& z1) {
+void box_muller_xsimd_log(B u1, U32 b, B& z0, B& z1) {
   B r = sqrt(B(-2.f) * xsimd::log(u1));
   B s, c;
-  sincos_2pi(u2, s, c);
+  sincos_turn<B>(b, s, c);
   z0 = r * c;
   z1 = r * s;
 }
@@ -66,12 +70,12 @@ template <bool Own>
 void normals_from(philox_block<U32> const* w, V& z) {
   for (int b = 0; b < 3; ++b) {
     B n[4];
-    auto bm = [](B a, B c, B& x, B& y) {
+    auto bm = [](B a, U32 c, B& x, B& y) {
       if constexpr (Own) box_muller(a, c, x, y);
       else box_muller_xsimd_log(a, c, x, y);
     };
-    bm(rng_traits<B>::uniform(w[b].w[0]), rng_traits<B>::uniform(w[b].w[1]), n[0], n[1]);
-    if (4 * b + 2 < D) bm(rng_traits<B>::uniform(w[b].w[2]), rng_traits<B>::uniform(w[b].w[3]), n[2], n[3]);
+    bm(rng_traits<B>::uniform(w[b].w[0]), w[b].w[1], n[0], n[1]);
+    if (4 * b + 2 < D) bm(rng_traits<B>::uniform(w[b].w[2]), w[b].w[3], n[2], n[3]);
     for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
   }
 }
@@ -190,10 +194,27 @@ void run_parts(int n) {
   }
 }
 
-void run_pipeline(int steps) {
-  auto r = sample(ula(p1_energy(), {.step_size = 0.1}), {.chains = 1024, .steps = steps, .seed = 7},
-                  backend::cpu{.threads = 1});
-  std::printf("%g\n", double(r.final_state(0)[0]));
+// P1's pipeline (or P2's with hmc = true: HMC, L = 10, on the same Gaussian), one thread, on the
+// SIMD path or, with simd = false, the scalar one.
+void run_pipeline(int steps, long chains, bool hmc_case, bool simd) {
+  backend::cpu const be{.threads = 1, .simd = simd};
+  double x0;
+  if (hmc_case)
+    x0 = sample(hmc(p1_energy(), {.step_size = 0.1, .integrator_steps = 10}), {.chains = chains, .steps = steps, .seed = 7}, be)
+             .final_state(0)[0];
+  else
+    x0 = sample(ula(p1_energy(), {.step_size = 0.1}), {.chains = chains, .steps = steps, .seed = 7}, be).final_state(0)[0];
+  std::printf("%a\n", x0);
+}
+
+// The pipeline between two SIGUSR1, which bench/stepcount.c counts between: 64 chains (4 batches
+// of 16), one thread, so a run of 40 steps minus one of 20 is 80 batch steps.
+void run_count(int steps) {
+  auto k = ula(p1_energy(), {.step_size = 0.1});
+  std::raise(SIGUSR1);
+  auto r = sample(k, {.chains = 64, .steps = steps, .seed = 7}, backend::cpu{.threads = 1});
+  std::raise(SIGUSR1);
+  std::printf("%a\n", double(r.final_state(0)[0]));
 }
 
 template <class F>
@@ -247,10 +268,14 @@ void run_time() {
 
 int main(int argc, char** argv) {
   if (argc >= 3 && !std::strcmp(argv[1], "parts")) run_parts(std::atoi(argv[2]));
-  else if (argc >= 3 && !std::strcmp(argv[1], "pipeline")) run_pipeline(std::atoi(argv[2]));
+  else if (argc >= 3 && (!std::strcmp(argv[1], "pipeline") || !std::strcmp(argv[1], "pipeline-hmc") ||
+                          !std::strcmp(argv[1], "pipeline-scalar")))
+    run_pipeline(std::atoi(argv[2]), argc >= 4 ? std::atol(argv[3]) : 1024, !std::strcmp(argv[1], "pipeline-hmc"),
+                 std::strcmp(argv[1], "pipeline-scalar") != 0);
+  else if (argc >= 3 && !std::strcmp(argv[1], "count")) run_count(std::atoi(argv[2]));
   else if (argc >= 2 && !std::strcmp(argv[1], "time")) run_time();
   else {
-    std::fprintf(stderr, "usage: ember_hotpath_parts parts <n> | pipeline <steps> | time\n");
+    std::fprintf(stderr, "usage: ember_hotpath_parts parts <n> | pipeline[-hmc|-scalar] <steps> [chains] | count <steps> | time\n");
     return 2;
   }
 }

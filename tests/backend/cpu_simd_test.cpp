@@ -40,28 +40,6 @@ TEST_CASE("Philox on a SIMD batch gives every lane the scalar stream of its chai
     }
 }
 
-TEST_CASE("sincos_2pi is within 1.2e-7 of sin and cos on every float uniform ember draws", "[simd][rng]") {
-  // Exhaustive: the float uniforms are the 2^24 values (m + 1/2)·2^-24.
-  double es = 0, ec = 0, ediff = 0;
-  using B = simd_batch<float>;
-  for (std::uint32_t m = 0; m < (1u << 24); m += std::uint32_t(B::size)) {
-    B u = rng_traits<B>::uniform(rng_traits<B>::lanes_from(m) << 8);
-    B sb, cb;
-    sincos_2pi(u, sb, cb);
-    for (std::size_t l = 0; l < B::size; ++l) {
-      float ul = u.get(l), s, c;
-      sincos_2pi(ul, s, c);
-      double a = 6.283185307179586476925 * double(ul);
-      es = std::fmax(es, std::fabs(double(s) - std::sin(a)));
-      ec = std::fmax(ec, std::fabs(double(c) - std::cos(a)));
-      ediff = std::fmax(ediff, std::fabs(double(sb.get(l)) - s) + std::fabs(double(cb.get(l)) - c));
-    }
-  }
-  CHECK(es < 1.2e-7);
-  CHECK(ec < 1.2e-7);
-  CHECK(ediff == 0);  // the same polynomial on one chain and on a batch
-}
-
 namespace {
 
 // Runs `kernel | record()` on both paths over a chain count that is not a multiple of the batch

@@ -42,6 +42,9 @@ struct rng_traits<float> {
     return float(x >> 8) * 0x1p-24f + 0x1p-25f;
   }
   EMBER_HD static EMBER_INLINE u32 lanes_from(std::uint32_t first) { return first; }
+  // (int32)(b << 2): the low 30 bits of a word as a signed number, converted (rounded) to float.
+  EMBER_HD static EMBER_INLINE float low30(u32 b) { return float(std::int32_t(b << 2)); }
+  EMBER_HD static EMBER_INLINE bool bit(u32 v, std::uint32_t m) { return (v & m) != 0; }
 };
 
 template <>
@@ -53,6 +56,8 @@ struct rng_traits<double> {
   // All 32 bits, centred: uniform on (0, 1), exact in double.
   EMBER_HD static EMBER_INLINE double uniform(u32 x) { return double(x) * 0x1p-32 + 0x1p-33; }
   EMBER_HD static EMBER_INLINE u32 lanes_from(std::uint32_t first) { return first; }
+  EMBER_HD static EMBER_INLINE double low30(u32 b) { return double(std::int32_t(b << 2)); }
+  EMBER_HD static EMBER_INLINE bool bit(u32 v, std::uint32_t m) { return (v & m) != 0; }
 };
 
 /// Four 32-bit words of Philox output.
@@ -115,21 +120,27 @@ EMBER_HD EMBER_INLINE philox_block<typename rng_traits<S>::u32> philox4x32_lanes
   return philox4x32<S>(h1 ^ U(a1 ^ k0), l1, a3 ^ U(h0 ^ k1), U(l0), k0 + philox_w0, k1 + philox_w1, 2);
 }
 
-/// sin 2πu and cos 2πu for u in [0, 1], without a general argument reduction: q = ⌊4u + ½⌋
-/// picks the quadrant, θ = 2π(u − q/4) ∈ [−π/4, π/4] (u − q/4 is exact), Taylor polynomials give
-/// θ's sine and cosine, and the quadrant then swaps and negates. Float: degrees 9 (sin) and 8
-/// (cos), truncation below 2·10⁻⁸; double: degrees 17 and 16, truncation below 10⁻¹⁷. Every
-/// a·b + c is an explicit `fmadd`, so one chain, a SIMD batch and a GPU thread give the same bits
-/// whatever the compiler contracts. Checked against `std::sin`/`std::cos` in long double
-/// (tests/core/box_muller_test.cpp): float within 1.2·10⁻⁷ absolute on all 2²⁴ float uniforms,
-/// double within 2.5·10⁻¹⁶ on 2²⁴ uniforms and the quadrant edges. Branch-free.
+/// sin θ and cos θ of the angle θ = 2π·b/2³² of a 32-bit random word `b` (a turn in 2³² steps),
+/// without a general argument reduction, on integers: the quadrant q = ⌊b/2³⁰ + ½⌋ mod 4 is bits
+/// 31–30 of b + 2²⁹, and the rest, θ − qπ/2 = 2π·(b − q·2³⁰)/2³² ∈ [−π/4, π/4), is the low 30 bits
+/// of b as a signed number: t = (int32)(b << 2) · 2π/2³⁴ (the conversion rounds to T's precision,
+/// then one product). Taylor polynomials give t's sine and cosine and the quadrant swaps and
+/// negates. Float: degrees 9 (sin) and 8 (cos), truncation below 2·10⁻⁸; double: degrees 17 and 16,
+/// truncation below 10⁻¹⁷. Every a·b + c is an explicit `fmadd`, so one chain, a SIMD batch and a
+/// GPU thread give the same bits whatever the compiler contracts. Checked against `std::sin` and
+/// `std::cos` of 2π·b/2³² in long double (tests/core/box_muller_test.cpp) on 2²⁴ words, one in
+/// each cell of the top 24 bits with random low bits, and the quadrant edges: float within
+/// 1.2·10⁻⁷, double within 2·10⁻¹⁶. Branch-free. (It replaced a form that took the float uniform
+/// u = (b + ½)·2⁻³² and found the quadrant as ⌊4u + ½⌋ with float compares: six more floating-point
+/// operations per pair of normals, 8 % of P1's time on AVX-512.)
 template <class S>
-EMBER_HD EMBER_INLINE void sincos_2pi(S u, S& s, S& c) {
+EMBER_HD EMBER_INLINE void sincos_turn(typename rng_traits<S>::u32 b, S& s, S& c) {
   using T = element_t<S>;
-  S q = floor(fmadd(S(T(4)), u, S(T(0.5))));
-  S t = S(two_pi<T>) * fmadd(q, S(T(-0.25)), u);
+  using R = rng_traits<S>;
+  using U = typename R::u32;
+  S t = R::low30(b) * S(two_pi<T> * T(0x1p-34));
   S t2 = t * t;
-  S ps, pc;  // sin θ = θ + θ³·ps(θ²), cos θ = 1 + θ²·pc(θ²)
+  S ps, pc;  // sin t = t + t³·ps(t²), cos t = 1 + t²·pc(t²)
   if constexpr (sizeof(T) == 4) {
     ps = fmadd(fmadd(fmadd(S(T(1.0 / 362880)), t2, S(T(-1.0 / 5040))), t2, S(T(1.0 / 120))), t2, S(T(-1.0 / 6)));
     pc = fmadd(fmadd(fmadd(S(T(1.0 / 40320)), t2, S(T(-1.0 / 720))), t2, S(T(1.0 / 24))), t2, S(T(-0.5)));
@@ -148,27 +159,27 @@ EMBER_HD EMBER_INLINE void sincos_2pi(S u, S& s, S& c) {
   }
   S st = fmadd(t * t2, ps, t);
   S ct = fmadd(t2, pc, S(T(1)));
-  auto odd = (q == S(T(1))) || (q == S(T(3)));
-  auto neg_sin = (q > S(T(1.5))) && (q < S(T(3.5)));
-  auto neg_cos = (q > S(T(0.5))) && (q < S(T(2.5)));
+  U const v = b + U(0x20000000u);  // bits 31–30: q
+  U const w = b + U(0x60000000u);  // bit 31: q ∈ {1, 2}, where the cosine is negative
+  auto odd = R::bit(v, 0x40000000u);
   S sw = select(odd, ct, st);
   S cw = select(odd, st, ct);
-  // 0 − x rather than −x: xsimd negates by subtraction, so sin π comes out +0 on both paths.
-  s = select(neg_sin, S(T(0)) - sw, sw);
-  c = select(neg_cos, S(T(0)) - cw, cw);
+  // 0 − x rather than −x: xsimd negates by subtraction, so a zero comes out +0 on both paths.
+  s = select(R::bit(v, 0x80000000u), S(T(0)) - sw, sw);
+  c = select(R::bit(w, 0x80000000u), S(T(0)) - cw, cw);
 }
 
-/// Box–Muller: two uniforms in (0, 1] to two independent standard normals,
-/// r·cos(2πu₂) and r·sin(2πu₂) with r = √(−2 ln u₁). Every function in it is ember's own
-/// (`log_positive`, `sincos_2pi`) or correctly rounded by IEEE-754 (`sqrt`, ×), so a chain draws
-/// the same normals bit for bit on one chain, in a SIMD batch and on a GPU thread, in float and
-/// in double (tests/core/box_muller_test.cpp checks the first two).
+/// Box–Muller: a uniform u in (0, 1] and a random 32-bit word b to two independent standard
+/// normals, r·cos θ and r·sin θ with r = √(−2 ln u) and θ = 2π·b/2³². Every function in it is
+/// ember's own (`log_positive`, `sincos_turn`) or correctly rounded by IEEE-754 (`sqrt`, ×), so a
+/// chain draws the same normals bit for bit on one chain, in a SIMD batch and on a GPU thread, in
+/// float and in double (tests/core/box_muller_test.cpp checks the first two).
 template <class S>
-EMBER_HD EMBER_INLINE void box_muller(S u1, S u2, S& z0, S& z1) {
+EMBER_HD EMBER_INLINE void box_muller(S u, typename rng_traits<S>::u32 b, S& z0, S& z1) {
   using T = element_t<S>;
-  S r = sqrt(S(T(-2)) * log_positive(u1));
+  S r = sqrt(S(T(-2)) * log_positive(u));
   S s, c;
-  sincos_2pi(u2, s, c);
+  sincos_turn<S>(b, s, c);
   z0 = r * c;
   z1 = r * s;
 }
@@ -207,9 +218,8 @@ struct chain_rng {
   EMBER_HD EMBER_INLINE void normal_block(purpose p, int b, vec<S, D>& z) const {
     auto w = philox4x32_lanes<S>(chain, step, std::uint32_t(b), std::uint32_t(p), key0, key1);
     S n[4];
-    box_muller(rng_traits<S>::uniform(w.w[0]), rng_traits<S>::uniform(w.w[1]), n[0], n[1]);
-    if (4 * b + 2 < D)
-      box_muller(rng_traits<S>::uniform(w.w[2]), rng_traits<S>::uniform(w.w[3]), n[2], n[3]);
+    box_muller(rng_traits<S>::uniform(w.w[0]), w.w[1], n[0], n[1]);
+    if (4 * b + 2 < D) box_muller(rng_traits<S>::uniform(w.w[2]), w.w[3], n[2], n[3]);
     for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
   }
 

@@ -145,6 +145,13 @@ struct rng_traits<xsimd::batch<float, A>> {
     return xsimd::to_float(top) * S(0x1p-24f) + S(0x1p-25f);
   }
   static EMBER_INLINE u32 lanes_from(std::uint32_t first) { return u32(first) + lane_index<u32>(); }
+  static EMBER_INLINE S low30(u32 b) {
+    return xsimd::to_float(xsimd::bitwise_cast<xsimd::batch<std::int32_t, A>>(b << 2));
+  }
+  static EMBER_INLINE xsimd::batch_bool<float, A> bit(u32 v, std::uint32_t m) {
+    using I = xsimd::batch<std::int32_t, A>;
+    return xsimd::bool_cast((xsimd::bitwise_cast<I>(v) & I(std::int32_t(m))) != I(0));
+  }
 };
 
 /// double batches: one chain per 64-bit lane, whose low 32 bits carry the Philox word
@@ -177,6 +184,14 @@ struct rng_traits<xsimd::batch<double, A>> {
   }
   static EMBER_INLINE u32 lanes_from(std::uint32_t first) {
     return u32(std::uint64_t(first)) + lane_index<u32>();
+  }
+  // The word is the low 32 bits of each 64-bit lane: (int32)(b << 2) is (b << 34) >> 32, arithmetic.
+  static EMBER_INLINE S low30(u32 b) {
+    return xsimd::to_float(xsimd::bitwise_cast<xsimd::batch<std::int64_t, A>>(b << 34) >> 32);
+  }
+  static EMBER_INLINE xsimd::batch_bool<double, A> bit(u32 v, std::uint32_t m) {
+    using I = xsimd::batch<std::int64_t, A>;
+    return xsimd::bool_cast((xsimd::bitwise_cast<I>(v) & I(std::int64_t(m))) != I(0));
   }
 };
 

@@ -58,11 +58,35 @@ EMBER_HD EMBER_INLINE auto state_is_finite(State const& s) {
   return is_finite(e);
 }
 
+namespace detail {
+/// The same object, through a reference the compiler cannot see through: loads from it are not
+/// loop-invariant. Taken once per transition on the host, so that GCC neither hoists the
+/// kernel's constants (a precision matrix's 100 broadcasts) out of the step loop, where they
+/// cannot stay in registers and come back as a broadcast before each use, nor keeps them apart
+/// from their use: a broadcast next to its FMA folds into it as an embedded broadcast
+/// (`{1to16}`). A device keeps such constants in registers or its constant cache, so there the
+/// reference is the object itself.
+template <class T>
+EMBER_HD EMBER_INLINE T const& opaque(T const& x) {
+#if !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))
+  T const* p = &x;
+  asm("" : "+r"(p));
+  return *p;
+#else
+  return x;
+#endif
+}
+}  // namespace detail
+
 /// Whether a warm-up chunk also asks the kernel where its trajectory ended (ChEES).
 enum class observe { nothing, acceptance, trajectory };
 
 template <class S, observe Observe = observe::nothing, class Kernel, class Sink>
-EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& ch, std::uint32_t chain, Sink& sink) {
+EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& chunk_ref, std::uint32_t chain, Sink& sink) {
+  // A copy: through the reference, every step would reload the key and the bounds (the sink's
+  // calls might change them), and Philox's first two rounds, loop-invariant for a known key, would
+  // stay in the loop.
+  chunk const ch = chunk_ref;
   using State = decltype(kernel.init(vec<S, Kernel::dim>{}));
   State s;
   mask_t<S> frozen;
@@ -88,13 +112,14 @@ EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& ch, std::uint32_t c
     EMBER_UNROLL  // slot by slot: a copy of the whole struct compiles to a call of memcpy on the host
     for (int i = 0; i < State::slots; ++i) prev.slot(i) = s.slot(i);
     auto rng = make_chain_rng<S>(ch.key, chain, std::uint32_t(t));
+    Kernel const& kern = detail::opaque(kernel);
     step_info<S> info;
     if constexpr (Observe == observe::trajectory) {
       trajectory_end<S, Kernel::dim> end;
-      info = kernel.step(s, rng, end);
+      info = kern.step(s, rng, end);
       sink.observe_trajectory(chain, prev, end);
     } else {
-      info = kernel.step(s, rng);
+      info = kern.step(s, rng);
     }
     mask_t<S> bad = !state_is_finite(s);
     if (any(bad || frozen)) {
