@@ -4,7 +4,9 @@
 /// "undefined" vectors from themselves (`__m512i __Y = __Y;`, GCC bug 105593, fixed in GCC 13),
 /// and after inlining every translation unit that uses a 512-bit batch got dozens of
 /// -Wuninitialized warnings located in those headers. The pragmas cover only the lines of the
-/// headers included here, so a user's own uninitialised variables are still reported.
+/// headers included here, so a user's own uninitialised variables are still reported. The raw
+/// AVX-512 intrinsics that ember uses outside xsimd (diagnostics/detail/rank_normalizer.hpp) come
+/// from here too, under the same pragmas.
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
@@ -12,6 +14,9 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <xsimd/xsimd.hpp>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

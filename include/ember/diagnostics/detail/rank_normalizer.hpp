@@ -13,20 +13,8 @@
 // a subsample) so that a distribution far from 0 relative to its width still spreads over many
 // bins.
 
+#include <ember/detail/xsimd.hpp>  // <immintrin.h> for the AVX-512 gathers, under GCC 12's warning pragmas
 #include <ember/diagnostics/detail/normal_quantile.hpp>
-
-#if defined(__AVX512F__)
-// As in detail/xsimd.hpp: GCC 12's AVX-512 headers warn about themselves (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#endif
 
 #include <algorithm>
 #include <bit>
