@@ -2,11 +2,14 @@
 
 Batched over chains, float32, hand-written gradients (no autograd), eager
 mode.  Usage: python bench/peers/torch_eager.py [--case P1] [--quick]
+With EMBER_TORCH_DEVICE=cuda it runs on the GPU (bench/gpu_session.sh): every
+timed run ends with torch.cuda.synchronize(), and P6 runs too.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 
 import common  # sets threads/affinity; import before torch
@@ -17,11 +20,21 @@ import torch
 IMPL = "torch-eager"
 F32 = torch.float32
 torch.set_num_threads(common.NTHREADS)
+DEV = torch.device(os.environ.get("EMBER_TORCH_DEVICE", "cpu"))
+if DEV.type == "cuda":
+    common.CASES["P6"]["only"] += (IMPL,)
+
+
+def _done(result):
+    """Returns result once the device has finished computing it."""
+    if DEV.type == "cuda":
+        torch.cuda.synchronize()
+    return result
 
 
 def _gauss(d):
     mu, _, prec = common.gaussian_params(d)
-    return torch.tensor(mu, dtype=F32), torch.tensor(prec, dtype=F32)
+    return torch.tensor(mu, dtype=F32, device=DEV), torch.tensor(prec, dtype=F32, device=DEV)
 
 
 def make_grad(cfg):
@@ -77,10 +90,10 @@ def hmc(x, mu, prec, eps, L, transitions, gen):
 
     g = grad(x)
     u = energy(x, g)
-    accepted = torch.zeros((), dtype=torch.float64)
+    accepted = torch.zeros((), dtype=torch.float64, device=DEV)
     n = x.shape[0]
     for _ in range(transitions):
-        p0 = torch.randn(x.shape, generator=gen, dtype=F32)
+        p0 = torch.randn(x.shape, generator=gen, dtype=F32, device=DEV)
         h0 = u + 0.5 * (p0 * p0).sum(1)
         p = p0 - (0.5 * eps) * g
         z = x
@@ -92,7 +105,7 @@ def hmc(x, mu, prec, eps, L, transitions, gen):
         p = p - (0.5 * eps) * gz
         uz = energy(z, gz)
         h1 = uz + 0.5 * (p * p).sum(1)
-        acc = torch.rand(n, generator=gen, dtype=F32) < torch.exp(h0 - h1)
+        acc = torch.rand(n, generator=gen, dtype=F32, device=DEV) < torch.exp(h0 - h1)
         a = acc.unsqueeze(1)
         x = torch.where(a, z, x)
         g = torch.where(a, gz, g)
@@ -102,8 +115,8 @@ def hmc(x, mu, prec, eps, L, transitions, gen):
 
 
 def _x0(cfg, seed):
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn((cfg["chains"], cfg["dim"]), generator=gen, dtype=F32), gen
+    gen = torch.Generator(device=DEV).manual_seed(seed)
+    return torch.randn((cfg["chains"], cfg["dim"]), generator=gen, dtype=F32, device=DEV), gen
 
 
 def run_ula(cfg, args):
@@ -115,33 +128,38 @@ def run_ula(cfg, args):
 
     def run(arg):
         x0, gen = arg
-        return ula(x0, grad, eta, steps, gen)
+        return _done(ula(x0, grad, eta, steps, gen))
 
     with torch.no_grad():
         t = common.measure(run, cfg["repeats"], prepare)
-    return common.Outcome(t, t.result.numpy())
+    return common.Outcome(t, t.result.cpu().numpy())
 
 
 def run_hmc(cfg, args):
     mu, prec = _gauss(cfg["dim"])
     p = cfg["params"]
     with torch.no_grad():
-        t = common.measure(lambda a: hmc(a[0], mu, prec, p["eps"], p["L"], cfg["steps"], a[1]),
+        t = common.measure(lambda a: _done(hmc(a[0], mu, prec, p["eps"], p["L"], cfg["steps"], a[1])),
                            cfg["repeats"], lambda i: _x0(cfg, args.seed + i))
     x, rate = t.result
-    return common.Outcome(t, x.numpy(), extra={"accept_rate": round(rate, 4)})
+    return common.Outcome(t, x.cpu().numpy(), extra={"accept_rate": round(rate, 4)})
 
 
 def run_grad(cfg, args):
     grad = make_grad(cfg)
     x, _ = _x0(cfg, args.seed)
     with torch.no_grad():
-        inner = common.calibrate_inner(lambda: grad(x))
-        t = common.measure(lambda _: grad(x), cfg["repeats"], inner=inner)
-    return common.Outcome(t, (x.numpy(), t.result.numpy()))
+        inner = common.calibrate_inner(lambda: _done(grad(x)))
+        t = common.measure(lambda _: _done(grad(x)), cfg["repeats"], inner=inner)
+    return common.Outcome(t, (x.cpu().numpy(), t.result.cpu().numpy()))
 
 
-RUNNERS = {"P1": run_ula, "P2": run_hmc, "P3": run_ula, "P4": run_ula, "P5": run_grad}
+RUNNERS = {"P1": run_ula, "P2": run_hmc, "P3": run_ula, "P4": run_ula, "P5": run_grad, "P6": run_ula}
+
+
+def _version():
+    where = torch.cuda.get_device_name(DEV) if DEV.type == "cuda" else "cpu"
+    return f"torch {torch.__version__} on {where}"
 
 if __name__ == "__main__":
-    sys.exit(common.main(IMPL, __doc__, RUNNERS, lambda: f"torch {torch.__version__}"))
+    sys.exit(common.main(IMPL, __doc__, RUNNERS, _version))

@@ -80,3 +80,15 @@ TEST_CASE("a matrix runs every configuration of the product and skips the sensel
   CHECK(table.str().find("FAILED: ") != std::string::npos);
   CHECK(table.str().find("skipped: mala needs a gradient") != std::string::npos);
 }
+
+TEST_CASE("chain counts above a target's max_chains run once, at the cap", "[benchmark]") {
+  bm::target<ember_test::normal2> capped{"normal2"};
+  capped.max_chains = 32;
+  bm::report out(nullptr);
+  bm::run_matrix(out, hana::make_tuple(capped), hana::make_tuple(bm::adapted_mala{}), hana::tuple_t<float>,
+                 hana::tuple_t<ember::backend::cpu>, {.chains = {16, 64, 128}, .warmup = 100, .draws = 100, .seed = 3});
+  auto const& rows = out.rows();
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].chains == 16);
+  CHECK(rows[1].chains == 32);
+}

@@ -286,7 +286,10 @@ __global__ void reduce_tiles(F const f, std::int64_t const chains, std::int64_t 
   for (int i = 0; i < F::size; ++i) part[i * tiles + t] = acc[i];
 }
 // ... then thread i adds value i of every tile, in tile order.
-__global__ inline void reduce_values(double const* part, std::int64_t const tiles, int const n, double* out) {
+// (A template: a __global__ function cannot be inline, and a plain one in a header would be
+// defined by every .cu unit of a program.)
+template <class = void>
+__global__ void reduce_values(double const* part, std::int64_t const tiles, int const n, double* out) {
   int const i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   double s = 0;
@@ -328,7 +331,8 @@ class backend::cuda::storage {
     detail::cuda_require_free(per_chain * std::size_t(chains), be.device);
     for (auto* a : {&a_, &b_}) allocate(*a);
     obs_.resize(std::size_t(3 * D + 1) * std::size_t(chains));
-    host_.allocate(slots, stride_);
+    // The host mirror (host_) is allocated when first asked for: a plain sample() never needs it
+    // (copy_out below), and at 10^7 chains its 730 MB of fresh pages cost 0.7 s (bench/cuda_suite.cu).
   }
 
   template <class K, class Init>
@@ -378,7 +382,7 @@ class backend::cuda::storage {
     std::int64_t const tiles = (chains_ + 255) / 256;
     device_vector<double> part(std::size_t(tiles) * F::size), out(F::size);
     detail::reduce_tiles<<<unsigned((tiles + 127) / 128), 128u>>>(f, chains_, tiles, part.data());
-    detail::reduce_values<<<unsigned((F::size + 127) / 128), 128u>>>(part.data(), tiles, F::size, out.data());
+    detail::reduce_values<><<<unsigned((F::size + 127) / 128), 128u>>>(part.data(), tiles, F::size, out.data());
     sync("ember::detail::reduce_tiles");
     cuda_check(cudaMemcpy(result, out.data(), F::size * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy(reduction)");
   }
@@ -390,6 +394,7 @@ class backend::cuda::storage {
   }
   /// The committed per-chain arrays, copied to the host when they changed since the last call.
   chain_arrays<T> const& host() const {
+    mirror();
     if (dirty_) {
       copy_back(a_.slots, host_.slots);
       copy_back(a_.window, host_.window);
@@ -405,6 +410,7 @@ class backend::cuda::storage {
   /// copied to the host: what a progress report reads, without the chains' state (slots may be
   /// stale in the returned arrays).
   chain_arrays<T> const& counters() const {
+    mirror();
     if (counters_dirty_) {
       copy_back(a_.frozen, host_.frozen);
       copy_back(a_.accepted, host_.accepted);
@@ -412,6 +418,23 @@ class backend::cuda::storage {
       counters_dirty_ = false;
     }
     return host_;
+  }
+  /// What a result keeps of the committed arrays, copied from device memory straight into the
+  /// caller's arrays of `chains` entries (positions D × chains, as `result::final_states`), with
+  /// no host mirror in between: the run's result() at large chain counts is these copies and
+  /// the fresh pages they land in.
+  void copy_out(T* positions, std::uint8_t* frozen, std::int64_t* diverged_at, std::int64_t* accepted,
+                std::int64_t* divergent) const {
+    using detail::cuda_check;
+    auto const n = std::size_t(chains_);
+    auto get = [&](auto* dst, auto const& src, std::size_t count) {
+      cuda_check(cudaMemcpy(dst, src.data(), count * sizeof(*dst), cudaMemcpyDeviceToHost), "cudaMemcpy(result)");
+    };
+    get(positions, a_.slots, std::size_t(D) * n);  // slots d < D are the position; stride_ == chains_
+    get(frozen, a_.frozen, n);
+    get(diverged_at, a_.diverged_at, n);
+    get(accepted, a_.accepted, n);
+    get(divergent, a_.divergent, n);
   }
   chain_arrays<T>& host_mutable() {
     host();
@@ -497,6 +520,12 @@ class backend::cuda::storage {
   static void sync(char const* what) {
     detail::cuda_check(cudaGetLastError(), what);
     detail::cuda_check(cudaDeviceSynchronize(), what);
+  }
+  void mirror() const {
+    if (host_.stride == 0) {
+      host_.allocate(slots, stride_);
+      dirty_ = counters_dirty_ = true;
+    }
   }
   template <class V>
   static void copy_back(device_vector<V> const& d, std::vector<V>& h) {

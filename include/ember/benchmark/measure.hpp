@@ -22,6 +22,10 @@
 
 #include <boost/hana/type.hpp>
 
+#ifdef __CUDACC__
+#include <ember/data/device.cuh>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -50,6 +54,23 @@ inline constexpr bool compiled_for = true;
 #else
 inline constexpr bool compiled_for = !std::is_same_v<Backend, backend::cuda>;
 #endif
+// The energy a run on Backend reads: on backend::cuda a copy whose data (data sets, a large
+// gaussian's precision matrix) lives in device memory, owned by the returned object
+// (data/device.cuh); elsewhere the energy itself. Either way `.energy()` gives it.
+template <class E>
+struct host_energy {
+  E e;
+  E const& energy() const { return e; }
+};
+template <class Backend, class E>
+auto energy_for(E const& e) {
+#ifdef __CUDACC__
+  if constexpr (std::is_same_v<Backend, backend::cuda>)
+    return to_device(e);
+  else
+#endif
+    return host_energy<E>{e};
+}
 inline bool cuda_device_present() {
 #ifdef __CUDACC__
   int n = 0;
@@ -84,9 +105,16 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
     r.target_acceptance = sampler.target_acceptance;
     return r;
   };
+  // The chain counts of `axes` as this target runs them (capped by its max_chains), each once:
+  // two counts above the cap would otherwise measure the same run twice.
+  std::vector<std::int64_t> counts;
+  for (std::int64_t chains : axes.chains) {
+    std::int64_t const n = row(chains).chains;
+    if (std::find(counts.begin(), counts.end(), n) == counts.end()) counts.push_back(n);
+  }
   // Decided before anything of the target is compiled, so a skipped configuration costs nothing.
   if constexpr (!detail::compiled_for<Backend>) {
-    for (std::int64_t chains : axes.chains) {
+    for (std::int64_t chains : counts) {
       auto r = row(chains);
       r.skipped = skip::needs_nvcc;
       out.add(r);
@@ -94,7 +122,7 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
   } else {
     auto const instance = target.template make<T>();
     using energy_type = std::remove_cvref_t<decltype(instance.energy())>;
-    for (std::int64_t chains : axes.chains) {
+    for (std::int64_t chains : counts) {
       configuration_run r = row(chains);
       if constexpr (Sampler::needs_gradient && !DifferentiableEnergy<energy_type>)
         r.skipped = skip::needs_gradient;
@@ -107,7 +135,8 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
         continue;
       }
       if constexpr (!Sampler::needs_gradient || DifferentiableEnergy<energy_type>) {
-        auto const energy = instance.energy();
+        auto const held = detail::energy_for<Backend>(instance.energy());
+        auto const& energy = held.energy();
         auto const pipe = sampler(energy, axes.warmup) | record();
         auto run = start(pipe, {.chains = r.chains, .seed = axes.seed, .progress = false}, Backend{});
         using clock = std::chrono::steady_clock;

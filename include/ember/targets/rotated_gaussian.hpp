@@ -14,8 +14,10 @@
 
 #include <Eigen/Core>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 namespace ember::targets {
 
@@ -62,9 +64,14 @@ struct rotated_gaussian {
     return S;
   }
   /// U(x) = ½ xᵀΣ⁻¹x (full-covariance gaussian; its precision lives on the heap at d = 100).
+  /// Σ goes in as a std::array (on the heap: 40 KB in float): gaussian's Eigen constructors are
+  /// host-only, and nvcc's device pass still reads this host function in a .cu unit.
   auto energy() const {
-    return gaussian<T, dim, covariance::full>(Eigen::Matrix<T, Eigen::Dynamic, 1>::Zero(dim),
-                                              covariance_matrix().cast<T>());
+    Eigen::MatrixXd const S = covariance_matrix();
+    auto cov = std::make_unique<std::array<std::array<T, dim>, dim>>();
+    for (int i = 0; i < dim; ++i)
+      for (int j = 0; j < dim; ++j) (*cov)[std::size_t(i)][std::size_t(j)] = T(S(i, j));
+    return gaussian<T, dim, covariance::full>(vec<T, dim>{}, *cov);
   }
   template <class S>
   vec<double, dim> reported(vec<S, dim> const& x) const {
