@@ -107,6 +107,15 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--chains") && i + 1 < argc) p7_chains = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--phases")) split = true;
   }
+  if (repeats < 1) {
+    std::fprintf(stderr, "ember_cuda_bench: --repeats must be at least 1\n");
+    return 2;
+  }
+  if (p7_chains && p7_chains != 1'000 && p7_chains != 10'000 && p7_chains != 100'000 && p7_chains != 1'000'000 &&
+      p7_chains != 10'000'000) {
+    std::fprintf(stderr, "ember_cuda_bench: --chains takes one of P7's counts, 1000 ... 10000000 (powers of 10)\n");
+    return 2;
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "ember_cuda_bench: no CUDA device here; nothing to run.\n");

@@ -11,8 +11,8 @@
 #   (peers: bench/peers/torch_eager.py on the GPU, P1, P2 and P6, with the machine's own PyTorch)
 # BIN holds the CUDA test binaries, 03_many_chains_cuda, ember_cuda_bench and ember_matrix.
 set -uo pipefail
-bin=$(cd "$1" && pwd)
-out=$2
+bin=$(cd "$1" && pwd) || exit 1
+out=${2%/}
 shift 2
 steps=${*:-tests sanitize example bench peers matrix ncu}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,8 +45,9 @@ for step in $steps; do
     ;;
   sanitize)
     # Each tool over every test binary but energy_gaussian_cuda_test, whose one GPU case
-    # (gaussian<float, 784>, 2U chi-squared) runs past 4 minutes under each tool; its data-view
-    # path (a table copied to device memory) is also energy_custom_energy_cuda_test's.
+    # (gaussian<float, 784>, 2U chi-squared) had not finished after 240 s under initcheck and
+    # 370 s under memcheck (2026-11-23, H100); its data-view path (a table copied to device
+    # memory) is also energy_custom_energy_cuda_test's.
     for tool in memcheck racecheck initcheck synccheck; do
       for t in $tests; do
         [ $t = energy_gaussian_cuda_test ] && continue
@@ -102,10 +103,13 @@ PY
     note "ember_matrix (cuda): rc $?"
     ;;
   ncu)
-    # P7: the fused kernel alone (duration, throughput, occupancy) at 10^5, 10^6 and 10^7 chains,
-    # the timed run's launch (after the warm-up call's).
+    # P7: the fused kernel alone (duration, throughput, occupancy) at 10^5, 10^6 and 10^7 chains.
+    # A sample() of 1000 transitions is two launches (a 256-transition chunk, then the 744 left):
+    # these are the timed call's two, after the warm-up call's two. (The figures of 2026-11-23 in
+    # docs/performance.md were taken with --launch-skip 1 --launch-count 1: the warm-up call's
+    # 744-transition chunk.)
     for n in 100000 1000000 10000000; do
-      timeout 200 ncu --kernel-name regex:fused_chains --launch-skip 1 --launch-count 1 \
+      timeout 200 ncu --kernel-name regex:fused_chains --launch-skip 2 --launch-count 2 \
         --section SpeedOfLight --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis \
         "$bin/ember_cuda_bench" --case P7 --chains $n --repeats 1 >"$out/ncu-p7-$n.txt" 2>&1
       note "ncu P7 $n chains: rc $?; $(grep -E '^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread)' "$out/ncu-p7-$n.txt" | tr -s ' ' | tr '\n' ';')"

@@ -332,7 +332,8 @@ class backend::cuda::storage {
     for (auto* a : {&a_, &b_}) allocate(*a);
     obs_.resize(std::size_t(3 * D + 1) * std::size_t(chains));
     // The host mirror (host_) is allocated when first asked for: a plain sample() never needs it
-    // (copy_out below), and at 10^7 chains its 730 MB of fresh pages cost 0.7 s (bench/cuda_suite.cu).
+    // (copy_out below), and for ULA at 10^7 chains its 1.13 GB of fresh pages cost 0.7 s
+    // (bench/cuda_suite.cu --phases).
   }
 
   template <class K, class Init>
@@ -410,7 +411,13 @@ class backend::cuda::storage {
   /// copied to the host: what a progress report reads, without the chains' state (slots may be
   /// stale in the returned arrays).
   chain_arrays<T> const& counters() const {
-    mirror();
+    if (host_.stride == 0 && host_.frozen.size() != std::size_t(chains_)) {
+      // Only the three counter arrays, not the whole mirror (at 10^7 ULA chains, 170 MB of 1.13 GB).
+      host_.frozen.resize(std::size_t(chains_));
+      host_.accepted.resize(std::size_t(chains_));
+      host_.divergent.resize(std::size_t(chains_));
+      counters_dirty_ = true;
+    }
     if (counters_dirty_) {
       copy_back(a_.frozen, host_.frozen);
       copy_back(a_.accepted, host_.accepted);
@@ -442,6 +449,7 @@ class backend::cuda::storage {
   }
   /// Copies the host arrays (a loaded checkpoint) to the device.
   void upload() {
+    mirror();
     copy_to(host_.slots, a_.slots);
     copy_to(host_.window, a_.window);
     copy_to(host_.frozen, a_.frozen);
@@ -521,6 +529,8 @@ class backend::cuda::storage {
     detail::cuda_check(cudaGetLastError(), what);
     detail::cuda_check(cudaDeviceSynchronize(), what);
   }
+  // The whole host mirror, allocated at the first call that needs it (counters() may have made
+  // its three counter arrays already; chain_arrays::allocate sizes everything).
   void mirror() const {
     if (host_.stride == 0) {
       host_.allocate(slots, stride_);

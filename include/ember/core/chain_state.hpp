@@ -7,7 +7,8 @@
 /// backends need only this of it:
 ///  - members `x` (`vec<S, D>`, the position: what is recorded and tracked) and `energy` (`S`);
 ///  - `static constexpr int slots`, the number of `S` values it holds, and `slot(i)` (const and
-///    non-const) giving the i-th, in a fixed order. Between chunks a run stores slot i of chain c
+///    non-const) giving the i-th, in a fixed order whose first `D` slots are `x[0]`…`x[D−1]` (a
+///    run's final states are read from them). Between chunks a run stores slot i of chain c
 ///    at `slots_memory[i·chains + c]` (a SIMD batch or a warp loads consecutive chains at once).
 /// A kernel with more per-chain state than position, energy and gradient (the momentum of
 /// underdamped Langevin, say) defines its own struct with more slots.
