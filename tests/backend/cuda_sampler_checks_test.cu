@@ -30,6 +30,10 @@ TEST_CASE("a run in pieces with warm-up and a checkpoint equals the run in one p
   ember_test::check_run_in_pieces(ember::backend::cuda{});
 }
 
+TEST_CASE("progress counters agree with the result's on the GPU", "[cuda][run]") {
+  ember_test::check_progress_counters(ember::backend::cuda{});
+}
+
 TEST_CASE("draws after warm-up have the target's moments on the GPU", "[cuda][run][statistics]") {
   ember_test::check_moments_after_warmup(ember::backend::cuda{});
 }

@@ -57,6 +57,33 @@ void check_pipeline_in_pieces(Pipe const& pipe, Backend const& backend) {
   CHECK(a.trace().mean.size() == b.trace().mean.size());
 }
 
+// A progress callback's counters (a GPU backend copies only those, not the chains' state) agree
+// with the result's at the end of the run, and a result read after them is the run's.
+template <class Backend>
+void check_progress_counters(Backend const& backend) {
+  constexpr int D = 4;
+  auto U = ember::gaussian(ember::vec<float, D>{{0.5f, -1.f, 0.f, 2.f}}, ember::vec<float, D>{{1.f, 0.3f, 2.f, 0.1f}});
+  auto const pipe = ember::mala(U, {}) | ember::warmup(100) | ember::track(ember::acceptance);
+  std::int64_t reports = 0;
+  ember::progress_report last;
+  ember::sample_options<float, D> opt{.chains = 300, .seed = 23, .progress = false,
+                                      .on_progress = [&](ember::progress_report const& r) { ++reports, last = r; }};
+  auto run = ember::start(pipe, opt, backend);
+  run.advance(300);
+  auto const r = run.result();
+  REQUIRE(reports > 0);
+  CHECK(last.done == 300);
+  CHECK(last.transition == 300);
+  CHECK(last.divergent_chains == r.divergent_chains());
+  CHECK(last.divergent_transitions == r.divergent_transitions());
+  CHECK(last.acceptance == Approx(r.acceptance_rate()).epsilon(1e-12));
+  opt.on_progress = nullptr;
+  auto quiet = ember::start(pipe, opt, backend);
+  quiet.advance(300);
+  auto const q = quiet.result();
+  CHECK(std::memcmp(q.final_states().data(), r.final_states().data(), r.final_states().size() * sizeof(float)) == 0);
+}
+
 // After warm-up with no hand-picked parameters, one draw per chain has the target's moments.
 template <class Backend>
 void check_moments_after_warmup(Backend const& backend) {

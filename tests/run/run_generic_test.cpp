@@ -6,6 +6,10 @@ TEST_CASE("a run in pieces with warm-up and a checkpoint equals the run in one p
   ember_test::check_run_in_pieces(ember::backend::cpu{.simd = false});
 }
 
+TEST_CASE("progress counters agree with the result's", "[run][generic]") {
+  ember_test::check_progress_counters(ember::backend::cpu{});
+}
+
 TEST_CASE("draws after warm-up have the target's moments", "[run][generic][statistics]") {
   ember_test::check_moments_after_warmup(ember::backend::cpu{});
   ember_test::check_moments_after_warmup(ember::backend::cpu{.simd = false});

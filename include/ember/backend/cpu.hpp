@@ -11,6 +11,7 @@
 
 #include <ember/backend/detail/chain_arrays.hpp>
 #include <ember/backend/detail/host_memory.hpp>
+#include <ember/core/config.hpp>
 #include <ember/core/simd.hpp>
 #include <ember/data/check_views.hpp>
 #include <ember/core/vec.hpp>
@@ -41,6 +42,15 @@ namespace ember {
 template <class T>
 struct chain_view;
 
+namespace detail {
+// Whether backend::cpu compiles its one-chain-at-a-time path (core/config.hpp).
+#if defined(__CUDACC__) || EMBER_CPU_SCALAR_PATH
+inline constexpr bool cpu_scalar_path = true;
+#else
+inline constexpr bool cpu_scalar_path = false;
+#endif
+}  // namespace detail
+
 namespace backend {
 
 /// The CPU backend. `threads` (0: OpenMP's default) and `block` (chains per task, 0: automatic)
@@ -53,10 +63,15 @@ struct cpu {
 
   template <class P>
   class storage;
-  /// Refuses, before any work, a pipeline whose data views point to device memory.
+  /// Refuses, before any work, a pipeline whose data views point to device memory, and
+  /// `.simd = false` in a program compiled without the scalar path (EMBER_CPU_SCALAR_PATH=0).
   template <class P>
   void check(P const& pipe) const {
     require_host_views(pipe, "ember::backend::cpu");
+    if (!simd && !detail::cpu_scalar_path)
+      throw std::invalid_argument(
+          "ember::backend::cpu: .simd = false runs the one-chain-at-a-time path, which this program was compiled "
+          "without (EMBER_CPU_SCALAR_PATH=0)");
   }
 };
 
@@ -289,8 +304,10 @@ class backend::cpu::storage {
           fused_init<B>(kernel, detail::load_start<B>(init, c), key, std::uint32_t(c), sink);
         }
 #endif
-      sink.lanes = 1;
-      for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c), key, std::uint32_t(c), sink);
+      if constexpr (detail::cpu_scalar_path) {
+        sink.lanes = 1;
+        for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c), key, std::uint32_t(c), sink);
+      }
     });
   }
 
@@ -324,10 +341,12 @@ class backend::cpu::storage {
           fused_chunk<B, Mode>(kernel, ch, std::uint32_t(c), sink);
         }
 #endif
-      sink.lanes = 1;
-      for (; c < end; ++c) {
-        if (first) draw_start<T>(std::uint32_t(c), sink);
-        fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
+      if constexpr (detail::cpu_scalar_path) {
+        sink.lanes = 1;
+        for (; c < end; ++c) {
+          if (first) draw_start<T>(std::uint32_t(c), sink);
+          fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
+        }
       }
     });
     pending_.reset();  // only once the whole chunk succeeded: a failed one leaves it pending
@@ -421,8 +440,10 @@ class backend::cpu::storage {
           draw_start<B>(std::uint32_t(c), sink);
         }
 #endif
-      sink.lanes = 1;
-      for (; c < end; ++c) draw_start<T>(std::uint32_t(c), sink);
+      if constexpr (detail::cpu_scalar_path) {
+        sink.lanes = 1;
+        for (; c < end; ++c) draw_start<T>(std::uint32_t(c), sink);
+      }
     });
     pending_.reset();
   }

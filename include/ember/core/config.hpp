@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// The only macros in ember: host/device annotations, the exec-check pragma, inlining and
-/// unrolling hints.
-/// Outside nvcc every one of them is empty, so the same headers are plain C++20 on the host.
+/// unrolling hints, and one build option (EMBER_CPU_SCALAR_PATH, below).
+/// Outside nvcc the annotations are empty, so the same headers are plain C++20 on the host.
 
 #if defined(__CUDACC__)
 /// Marks a function usable on the host and on the device.
@@ -31,4 +31,16 @@
 #define EMBER_UNROLL _Pragma("GCC unroll 64")
 #else
 #define EMBER_UNROLL
+#endif
+
+/// EMBER_CPU_SCALAR_PATH (default 1): 0 compiles `backend::cpu` without its one-chain-at-a-time
+/// path, which only `backend::cpu{.simd = false}` takes (a SIMD run masks the lanes of its last
+/// partial batch instead); `.simd = false` then throws before any work. Leaving the path out
+/// makes a translation unit that runs one pipeline about a fifth cheaper to compile and its
+/// object a third smaller (bench/matrix builds this way, docs/benchmarking.md). Define it alike
+/// in every translation unit of a program (a compile definition of the target): a pipeline
+/// compiled both ways would break the one-definition rule. nvcc, which compiles only the
+/// scalar path, ignores it.
+#ifndef EMBER_CPU_SCALAR_PATH
+#define EMBER_CPU_SCALAR_PATH 1
 #endif
