@@ -172,8 +172,8 @@ ${calls}  });
   set_source_files_properties(${main} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
   add_executable(${name} ${main} ${sources})
   target_link_libraries(${name} PRIVATE ember::ember)
-  # A matrix measures backend::cpu's SIMD path only: without the scalar path each CPU unit
-  # compiles about a fifth faster (core/config.hpp). The whole executable, so no pipeline is
+  # A matrix measures backend::cpu's SIMD path only: without the scalar path a d = 100 CPU unit
+  # compiles up to a fifth faster (core/config.hpp). The whole executable, so no pipeline is
   # compiled both ways.
   target_compile_definitions(${name} PRIVATE EMBER_CPU_SCALAR_PATH=0)
   target_include_directories(${name} SYSTEM PRIVATE ${EMBER_HANA_INCLUDE_DIR})

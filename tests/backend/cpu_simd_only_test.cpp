@@ -3,9 +3,9 @@
 // included, and `.simd = false` is refused before any work with a sentence naming the option.
 #include "generic/sampler_checks.hpp"
 
-static_assert(!ember::detail::cpu_scalar_path, "this test is built with EMBER_CPU_SCALAR_PATH=0");
-
 using namespace ember;
+
+static_assert(EMBER_CPU_SCALAR_PATH == 0, "this test is built with EMBER_CPU_SCALAR_PATH=0");
 
 TEST_CASE("without the scalar path ULA follows its exact finite-step law", "[simd][cpu_scalar_path]") {
   ember_test::check_ula_exact_law(backend::cpu{});

@@ -8,6 +8,7 @@ TEST_CASE("a run in pieces with warm-up and a checkpoint equals the run in one p
 
 TEST_CASE("progress counters agree with the result's", "[run][generic]") {
   ember_test::check_progress_counters(ember::backend::cpu{});
+  ember_test::check_progress_counters(ember::backend::cpu{.simd = false});
 }
 
 TEST_CASE("draws after warm-up have the target's moments", "[run][generic][statistics]") {

@@ -42,15 +42,6 @@ namespace ember {
 template <class T>
 struct chain_view;
 
-namespace detail {
-// Whether backend::cpu compiles its one-chain-at-a-time path (core/config.hpp).
-#if defined(__CUDACC__) || EMBER_CPU_SCALAR_PATH
-inline constexpr bool cpu_scalar_path = true;
-#else
-inline constexpr bool cpu_scalar_path = false;
-#endif
-}  // namespace detail
-
 namespace backend {
 
 /// The CPU backend. `threads` (0: OpenMP's default) and `block` (chains per task, 0: automatic)
@@ -68,10 +59,12 @@ struct cpu {
   template <class P>
   void check(P const& pipe) const {
     require_host_views(pipe, "ember::backend::cpu");
-    if (!simd && !detail::cpu_scalar_path)
+#if !EMBER_CPU_SCALAR_PATH && !defined(__CUDACC__)
+    if (!simd)
       throw std::invalid_argument(
           "ember::backend::cpu: .simd = false runs the one-chain-at-a-time path, which this program was compiled "
           "without (EMBER_CPU_SCALAR_PATH=0)");
+#endif
   }
 };
 
@@ -265,6 +258,12 @@ class backend::cpu::storage {
 
   storage() = default;
   storage(cpu const& be, std::int64_t chains) : be_(be), chains_(chains) {
+#if !EMBER_CPU_SCALAR_PATH && !defined(__CUDACC__)
+    // check() refuses this first; here too, so that units compiled with and without the scalar
+    // path (against core/config.hpp's rule) fail loudly instead of advancing no chain.
+    if (!be.simd)
+      throw std::logic_error("ember::backend::cpu: .simd = false in a storage compiled without the scalar path");
+#endif
     nthreads_ = be.threads > 0 ? be.threads : omp_get_max_threads();
     if (be.threads < 0)
       throw std::invalid_argument("ember::backend::cpu: threads must be 0 (automatic) or positive, got " +
@@ -304,10 +303,10 @@ class backend::cpu::storage {
           fused_init<B>(kernel, detail::load_start<B>(init, c), key, std::uint32_t(c), sink);
         }
 #endif
-      if constexpr (detail::cpu_scalar_path) {
-        sink.lanes = 1;
-        for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c), key, std::uint32_t(c), sink);
-      }
+#if EMBER_CPU_SCALAR_PATH || defined(__CUDACC__)  // core/config.hpp
+      sink.lanes = 1;
+      for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c), key, std::uint32_t(c), sink);
+#endif
     });
   }
 
@@ -341,13 +340,13 @@ class backend::cpu::storage {
           fused_chunk<B, Mode>(kernel, ch, std::uint32_t(c), sink);
         }
 #endif
-      if constexpr (detail::cpu_scalar_path) {
-        sink.lanes = 1;
-        for (; c < end; ++c) {
-          if (first) draw_start<T>(std::uint32_t(c), sink);
-          fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
-        }
+#if EMBER_CPU_SCALAR_PATH || defined(__CUDACC__)  // core/config.hpp
+      sink.lanes = 1;
+      for (; c < end; ++c) {
+        if (first) draw_start<T>(std::uint32_t(c), sink);
+        fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
       }
+#endif
     });
     pending_.reset();  // only once the whole chunk succeeded: a failed one leaves it pending
     std::swap(a_, b_);
@@ -440,10 +439,10 @@ class backend::cpu::storage {
           draw_start<B>(std::uint32_t(c), sink);
         }
 #endif
-      if constexpr (detail::cpu_scalar_path) {
-        sink.lanes = 1;
-        for (; c < end; ++c) draw_start<T>(std::uint32_t(c), sink);
-      }
+#if EMBER_CPU_SCALAR_PATH || defined(__CUDACC__)  // core/config.hpp
+      sink.lanes = 1;
+      for (; c < end; ++c) draw_start<T>(std::uint32_t(c), sink);
+#endif
     });
     pending_.reset();
   }

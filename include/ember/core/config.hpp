@@ -33,14 +33,14 @@
 #define EMBER_UNROLL
 #endif
 
-/// EMBER_CPU_SCALAR_PATH (default 1): 0 compiles `backend::cpu` without its one-chain-at-a-time
-/// path, which only `backend::cpu{.simd = false}` takes (a SIMD run masks the lanes of its last
-/// partial batch instead); `.simd = false` then throws before any work. Leaving the path out
-/// makes a translation unit that runs one pipeline about a fifth cheaper to compile and its
-/// object a third smaller (bench/matrix builds this way, docs/benchmarking.md). Define it alike
-/// in every translation unit of a program (a compile definition of the target): a pipeline
-/// compiled both ways would break the one-definition rule. nvcc, which compiles only the
-/// scalar path, ignores it.
+/// EMBER_CPU_SCALAR_PATH, 1 (default) or 0: 0 compiles `backend::cpu` without its
+/// one-chain-at-a-time path, which only `backend::cpu{.simd = false}` takes (a SIMD run masks the
+/// lanes of its last partial batch instead); `.simd = false` then throws before any chain is
+/// initialised. Leaving the path out makes a translation unit that runs a d = 100 pipeline up to
+/// a fifth cheaper to compile and its object a third smaller, less for small kernels (bench/matrix
+/// builds this way, docs/benchmarking.md). Define it alike in every translation unit of a program
+/// (a compile definition of the target): a pipeline compiled both ways would break the
+/// one-definition rule. nvcc, which compiles only the scalar path, ignores it.
 #ifndef EMBER_CPU_SCALAR_PATH
 #define EMBER_CPU_SCALAR_PATH 1
 #endif

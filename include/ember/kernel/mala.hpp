@@ -7,6 +7,10 @@
 /// With u = Lᵀ∇U(x) and u' = Lᵀ∇U(x'): log q(x' | x) = −|ξ|²/2 + c and
 /// log q(x | x') = −|η(u + u') − √(2η) ξ|²/4η + c, so no triangular solve is needed.
 /// One gradient per transition: the proposal's gradient is kept if it is accepted.
+/// A transition whose energy error −log r (the negative log acceptance ratio, MALA's counterpart
+/// of HMC's ΔH) exceeds `divergence_threshold`, or is NaN, is reported as divergent, as HMC's:
+/// it is rejected anyway (e^{−1000} = 0), but counted, so a step too long for a region (a funnel's
+/// neck) shows in `divergent_transitions()` and the summary instead of only as low acceptance.
 /// `mala(U, {.step_size = η})` returns a `mala_kernel`, which models `TransitionKernel`.
 
 #include <ember/core/chain_state.hpp>
@@ -19,11 +23,13 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 
 namespace ember {
 
 struct mala_options {
   std::optional<double> step_size = std::nullopt;  ///< η > 0; leave it out when a warm-up adapts it
+  double divergence_threshold = 1000;              ///< −log r above this marks a divergent transition
 };
 
 template <class E, class Metric = identity_metric>
@@ -40,6 +46,7 @@ struct mala_kernel {
   value_type step_size;
   value_type noise_scale;  // √(2η)
   value_type inv_4eta;     // 1/(4η)
+  value_type divergence_threshold = value_type(1000);
 
   template <class S>
   EMBER_HD chain_state<S, dim> init(vec<S, dim> const& x) const {
@@ -59,17 +66,19 @@ struct mala_kernel {
 
   /// A copy with another step size (its derived constants recomputed).
   mala_kernel with_step_size(double eta) const {
-    return {energy, metric, value_type(eta), value_type(std::sqrt(2 * eta)), value_type(0.25 / eta)};
+    return {energy, metric, value_type(eta), value_type(std::sqrt(2 * eta)), value_type(0.25 / eta), divergence_threshold};
   }
   /// A copy with another metric (its type may differ: an adapted diagonal or dense one).
   template <class M>
   mala_kernel<E, M> with_metric(M const& m) const {
-    return {energy, m, step_size, noise_scale, inv_4eta};
+    return {energy, m, step_size, noise_scale, inv_4eta, divergence_threshold};
   }
 
   void validate() const {
     detail::require_step_size(double(step_size), "ember::mala");
     metric.validate("ember::mala");
+    if (!(divergence_threshold > 0))
+      throw std::invalid_argument("ember::mala: the divergence threshold must be positive (infinity disables it)");
   }
 
  private:
@@ -95,7 +104,8 @@ struct mala_kernel {
       fwd = fwd + xi[i] * xi[i];
     }
     S log_ratio = s.energy - p.energy + S(T(0.5)) * fwd - inv4eta * rev;
-    return metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept), !is_finite(p.energy));
+    return metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept),
+                               !is_finite(p.energy) || !(-log_ratio <= S(divergence_threshold)));
   }
 };
 
@@ -105,7 +115,11 @@ struct mala_fn {
     static_assert(DifferentiableEnergy<E>,
                   "ember::mala needs a differentiable energy: a type with dim, value_type, "
                   "value(x) and value_and_grad(x, g); wrap a plain callable in custom_energy<D>(f)");
-    auto k = mala_kernel<E>{U, {}, 0, 0, 0}.with_step_size(o.step_size.value_or(std::numeric_limits<double>::quiet_NaN()));
+    auto k = mala_kernel<E>{U, {}, 0, 0, 0, typename E::value_type(o.divergence_threshold)}.with_step_size(
+        o.step_size.value_or(std::numeric_limits<double>::quiet_NaN()));
+    // The threshold is checked at once, whether or not a warm-up will adapt the step size.
+    if (!(o.divergence_threshold > 0))
+      throw std::invalid_argument("ember::mala: the divergence threshold must be positive (infinity disables it)");
     // Without a step size the kernel waits for a warm-up to adapt one; a run checks it again.
     if (o.step_size) k.validate();
     return k;
