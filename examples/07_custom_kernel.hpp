@@ -29,9 +29,11 @@ struct rwm_kernel {
     ember::position_state<S, dim> p;
     for (int i = 0; i < dim; ++i) p.x[i] = s.x[i] + S(step_size) * xi[i];
     p.energy = energy.value(p.x);
-    // The proposal is symmetric: accept with probability min(1, exp(U(x) − U(x'))).
+    // The proposal is symmetric: accept with probability min(1, exp(U(x) − U(x'))). A proposal
+    // 1000 or more above the current energy (or not finite) is reported divergent, as ember's
+    // own Metropolis kernels do: rejected anyway, but counted.
     return ember::metropolis_hastings(s, p, s.energy - p.energy, rng.uniform(ember::purpose::accept),
-                                      !ember::is_finite(p.energy));
+                                      !(p.energy - s.energy <= S(1000)));
   }
 
   void validate() const {
