@@ -285,32 +285,16 @@ class run {
     out.kept_transitions_ = std::max<std::int64_t>(0, t_ - sched_.keep_from());
     out.samples_ = std::move(samples);
     auto const n = std::size_t(chains_);
-    std::vector<std::int64_t> divergent;
-    if constexpr (requires { storage_.copy_out(out.final_.data(), out.frozen_.data(), out.diverged_at_.data(),
-                                               out.accepted_.data(), divergent.data()); }) {
-      // A GPU backend copies these straight from device memory, with no host mirror (backend/cuda.cuh).
-      out.final_.resize(std::size_t(D) * n);
-      out.frozen_.resize(n);
-      out.diverged_at_.resize(n);
-      out.accepted_.resize(n);
-      divergent.resize(n);
-      storage_.copy_out(out.final_.data(), out.frozen_.data(), out.diverged_at_.data(), out.accepted_.data(),
-                        divergent.data());
-    } else {
-      auto const& a = storage_.host();
-      out.final_.resize(std::size_t(D) * n);
-      for (int d = 0; d < D; ++d)
-        std::copy_n(a.slots.begin() + std::ptrdiff_t(d * a.stride), n, out.final_.begin() + std::ptrdiff_t(d * chains_));
-      out.frozen_.assign(a.frozen.begin(), a.frozen.begin() + chains_);
-      out.diverged_at_.assign(a.diverged_at.begin(), a.diverged_at.begin() + chains_);
-      out.accepted_.assign(a.accepted.begin(), a.accepted.begin() + chains_);
-      divergent.assign(a.divergent.begin(), a.divergent.begin() + chains_);
-    }
-    double acc = 0, div = 0;
-    for (std::size_t c = 0; c < n; ++c) {
-      div += double(divergent[c]);
+    out.final_.resize(std::size_t(D) * n);
+    out.frozen_.resize(n);
+    out.diverged_at_.resize(n);
+    out.accepted_.resize(n);
+    // From the backend's committed arrays (a GPU's device memory, with no host copy in between).
+    double const div = double(
+        storage_.copy_out(out.final_.data(), out.frozen_.data(), out.diverged_at_.data(), out.accepted_.data()));
+    double acc = 0;
+    for (std::size_t c = 0; c < n; ++c)
       if (!out.frozen_[c]) acc += double(out.accepted_[c]);
-    }
     out.seconds_ = seconds_;
     out.adapted_ = adapted();
     if constexpr (requires { kernel_type::target_acceptance; }) out.target_acceptance_ = kernel_type::target_acceptance;

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <numeric>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -54,17 +55,10 @@ struct cpu {
 
   template <class P>
   class storage;
-  /// Refuses, before any work, a pipeline whose data views point to device memory, and
-  /// `.simd = false` in a program compiled without the scalar path (EMBER_CPU_SCALAR_PATH=0).
+  /// Refuses, before any work, a pipeline whose data views point to device memory.
   template <class P>
   void check(P const& pipe) const {
     require_host_views(pipe, "ember::backend::cpu");
-#if !EMBER_CPU_SCALAR_PATH && !defined(__CUDACC__)
-    if (!simd)
-      throw std::invalid_argument(
-          "ember::backend::cpu: .simd = false runs the one-chain-at-a-time path, which this program was compiled "
-          "without (EMBER_CPU_SCALAR_PATH=0)");
-#endif
   }
 };
 
@@ -259,10 +253,12 @@ class backend::cpu::storage {
   storage() = default;
   storage(cpu const& be, std::int64_t chains) : be_(be), chains_(chains) {
 #if !EMBER_CPU_SCALAR_PATH && !defined(__CUDACC__)
-    // check() refuses this first; here too, so that units compiled with and without the scalar
-    // path (against core/config.hpp's rule) fail loudly instead of advancing no chain.
+    // Here, where the chains' arrays are made (before any chain is initialised), and not in
+    // check(): the storage is what compiles the paths, so the refusal stands beside them.
     if (!be.simd)
-      throw std::logic_error("ember::backend::cpu: .simd = false in a storage compiled without the scalar path");
+      throw std::invalid_argument(
+          "ember::backend::cpu: .simd = false runs the one-chain-at-a-time path, which this program was compiled "
+          "without (EMBER_CPU_SCALAR_PATH=0)");
 #endif
     nthreads_ = be.threads > 0 ? be.threads : omp_get_max_threads();
     if (be.threads < 0)
@@ -391,6 +387,18 @@ class backend::cpu::storage {
   chain_arrays<T> const& host() const {
     draw_pending_starts();
     return a_;
+  }
+  /// What a result keeps of the committed arrays, into the caller's arrays of `chains` entries
+  /// (positions D × chains, as `result::final_states`); returns the chains' divergent transitions
+  /// in all. The same member as backend::cuda's, which copies from device memory.
+  std::int64_t copy_out(T* positions, std::uint8_t* frozen, std::int64_t* diverged_at, std::int64_t* accepted) const {
+    auto const& a = host();
+    auto const n = std::ptrdiff_t(chains_);
+    for (int d = 0; d < D; ++d) std::copy_n(a.slots.begin() + d * a.stride, n, positions + d * n);
+    std::copy_n(a.frozen.begin(), n, frozen);
+    std::copy_n(a.diverged_at.begin(), n, diverged_at);
+    std::copy_n(a.accepted.begin(), n, accepted);
+    return std::accumulate(a.divergent.begin(), a.divergent.begin() + n, std::int64_t(0));
   }
   /// For a loaded checkpoint, which overwrites every array (so pending first states are dropped).
   chain_arrays<T>& host_mutable() {

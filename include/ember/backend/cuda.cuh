@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -429,9 +430,8 @@ class backend::cuda::storage {
   /// What a result keeps of the committed arrays, copied from device memory straight into the
   /// caller's arrays of `chains` entries (positions D × chains, as `result::final_states`), with
   /// no host mirror in between: the run's result() at large chain counts is these copies and
-  /// the fresh pages they land in.
-  void copy_out(T* positions, std::uint8_t* frozen, std::int64_t* diverged_at, std::int64_t* accepted,
-                std::int64_t* divergent) const {
+  /// the fresh pages they land in. Returns the chains' divergent transitions in all.
+  std::int64_t copy_out(T* positions, std::uint8_t* frozen, std::int64_t* diverged_at, std::int64_t* accepted) const {
     using detail::cuda_check;
     auto const n = std::size_t(chains_);
     auto get = [&](auto* dst, auto const& src, std::size_t count) {
@@ -441,7 +441,9 @@ class backend::cuda::storage {
     get(frozen, a_.frozen, n);
     get(diverged_at, a_.diverged_at, n);
     get(accepted, a_.accepted, n);
-    get(divergent, a_.divergent, n);
+    std::vector<std::int64_t> divergent(n);
+    get(divergent.data(), a_.divergent, n);
+    return std::accumulate(divergent.begin(), divergent.end(), std::int64_t(0));
   }
   chain_arrays<T>& host_mutable() {
     host();

@@ -84,9 +84,7 @@ struct adjusted_underdamped_langevin_kernel {
   void validate() const {
     detail::require_step_size(double(step_size), "ember::adjusted_underdamped_langevin");
     detail::require_friction_and_mass(double(friction), double(mass), "ember::adjusted_underdamped_langevin");
-    if (!(divergence_threshold > 0))
-      throw std::invalid_argument(
-          "ember::adjusted_underdamped_langevin: the divergence threshold must be positive (infinity disables it)");
+    detail::require_divergence_threshold(double(divergence_threshold), "ember::adjusted_underdamped_langevin");
   }
 };
 

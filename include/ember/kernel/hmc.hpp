@@ -126,8 +126,7 @@ struct hmc_kernel {
       throw std::invalid_argument("ember::hmc: the number of integrator steps must be at least 1, got " +
                                   std::to_string(integrator_steps));
     metric.validate("ember::hmc");
-    if (!(divergence_threshold > 0))
-      throw std::invalid_argument("ember::hmc: the divergence threshold must be positive (infinity disables it)");
+    detail::require_divergence_threshold(double(divergence_threshold), "ember::hmc");
     if (!(jitter >= 0 && jitter < 1))
       throw std::invalid_argument("ember::hmc: the step-size jitter must be in [0, 1), got " +
                                   std::to_string(double(jitter)));

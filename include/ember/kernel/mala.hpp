@@ -23,7 +23,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <stdexcept>
 
 namespace ember {
 
@@ -77,8 +76,7 @@ struct mala_kernel {
   void validate() const {
     detail::require_step_size(double(step_size), "ember::mala");
     metric.validate("ember::mala");
-    if (!(divergence_threshold > 0))
-      throw std::invalid_argument("ember::mala: the divergence threshold must be positive (infinity disables it)");
+    detail::require_divergence_threshold(double(divergence_threshold), "ember::mala");
   }
 
  private:
@@ -117,11 +115,12 @@ struct mala_fn {
                   "value(x) and value_and_grad(x, g); wrap a plain callable in custom_energy<D>(f)");
     auto k = mala_kernel<E>{U, {}, 0, 0, 0, typename E::value_type(o.divergence_threshold)}.with_step_size(
         o.step_size.value_or(std::numeric_limits<double>::quiet_NaN()));
-    // The threshold is checked at once, whether or not a warm-up will adapt the step size.
-    if (!(o.divergence_threshold > 0))
-      throw std::invalid_argument("ember::mala: the divergence threshold must be positive (infinity disables it)");
-    // Without a step size the kernel waits for a warm-up to adapt one; a run checks it again.
-    if (o.step_size) k.validate();
+    // Without a step size the kernel waits for a warm-up to adapt one (a run checks it again);
+    // the threshold is checked at once either way.
+    if (o.step_size)
+      k.validate();
+    else
+      detail::require_divergence_threshold(o.divergence_threshold, "ember::mala");
     return k;
   }
 };

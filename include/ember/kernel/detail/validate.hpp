@@ -18,4 +18,11 @@ inline void require_step_size(double eta, char const* who) {
                                 number_g(eta));
 }
 
+/// The energy error above which a Metropolis kernel reports a transition as divergent (HMC's and
+/// adjusted underdamped Langevin's ΔH, MALA's −log r): positive, infinity switching it off.
+inline void require_divergence_threshold(double threshold, char const* who) {
+  if (!(threshold > 0))
+    throw std::invalid_argument(std::string(who) + ": the divergence threshold must be positive (infinity disables it)");
+}
+
 }  // namespace ember::detail
