@@ -21,6 +21,7 @@
 #include <ember/diagnostics/ess.hpp>
 #include <ember/diagnostics/rhat.hpp>
 #include <ember/diagnostics/summary.hpp>
+#include <ember/host_cache.hpp>
 #include <ember/energy/ackley.hpp>
 #include <ember/energy/booth.hpp>
 #include <ember/energy/custom_energy.hpp>

@@ -131,14 +131,14 @@ class result {
 
   // Filled by the run (run.hpp).
   std::int64_t chains_ = 0, kept_ = 0, kept_transitions_ = 0;
-  std::vector<std::int64_t> accepted_;
+  detail::host_vector<std::int64_t> accepted_;
   adaptation_report adapted_;
   double target_acceptance_ = std::numeric_limits<double>::quiet_NaN();
   bool harmonic_target_ = false;  ///< ChEES: the target is for the harmonic mean over chains
   detail::draw_buffer<T> samples_;
-  std::vector<T> final_;
-  std::vector<std::uint8_t> frozen_;
-  std::vector<std::int64_t> diverged_at_;
+  detail::host_vector<T> final_;
+  detail::host_vector<std::uint8_t> frozen_;
+  detail::host_vector<std::int64_t> diverged_at_;
   std::int64_t divergent_chains_ = 0, divergent_transitions_ = 0;
   double acceptance_ = 0, seconds_ = 0;
   ember::trace<D> trace_;

@@ -455,12 +455,12 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   detail::get_tunables(r, out.kernel_);
   auto& a = out.storage_.host_mutable();
   if (r.get<std::int64_t>() != a.stride) refuse("is corrupt (chain padding differs)");
-  a.slots = r.get_vector<T>(a.slots.size());
-  a.window = r.get_vector<T>(a.window.size());
-  a.frozen = r.get_vector<std::uint8_t>(a.frozen.size());
-  a.diverged_at = r.get_vector<std::int64_t>(a.diverged_at.size());
-  a.accepted = r.get_vector<std::int64_t>(a.accepted.size());
-  a.divergent = r.get_vector<std::int64_t>(a.divergent.size());
+  a.slots = r.get_vector<T, detail::host_allocator<T>>(a.slots.size());
+  a.window = r.get_vector<T, detail::host_allocator<T>>(a.window.size());
+  a.frozen = r.get_vector<std::uint8_t, detail::host_allocator<std::uint8_t>>(a.frozen.size());
+  a.diverged_at = r.get_vector<std::int64_t, detail::host_allocator<std::int64_t>>(a.diverged_at.size());
+  a.accepted = r.get_vector<std::int64_t, detail::host_allocator<std::int64_t>>(a.accepted.size());
+  a.divergent = r.get_vector<std::int64_t, detail::host_allocator<std::int64_t>>(a.divergent.size());
   out.samples_ = r.get_vector<T, detail::draw_allocator<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
   out.track_ = r.get_vector<double>(P::tracks_any ? std::uint64_t(sch.kept_before(t)) * detail::track_stride<D> : 0);
   if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");

@@ -328,3 +328,34 @@ TEST_CASE("the progress callback sees every chunk, in order, up to the end", "[r
   CHECK_FALSE(seen.back().warming_up);
   CHECK(seen.back().acceptance == Approx(r.acceptance_rate()).epsilon(1e-12));
 }
+
+TEST_CASE("host memory is reused across runs, with the same bits as fresh memory, within its limit", "[run][host_cache]") {
+  using ember::detail::host_block_cache;
+  // Size classes: never smaller than asked, at most 1/8 larger, exact below 64 KiB.
+  for (std::size_t n : {std::size_t(1), std::size_t(65535), std::size_t(65536), std::size_t(65537), std::size_t(840'000),
+                        std::size_t(51'200'000), (std::size_t(1) << 33) + 1}) {
+    std::size_t const cap = host_block_cache::capacity(n);
+    CHECK(cap >= n);
+    CHECK(double(cap) <= (n < host_block_cache::min_bytes ? double(n) : 1.125 * double(n)));
+  }
+  auto const saved = ember::host_cache().limit_bytes;
+  auto pipe = ember::mala(mixture(), {.step_size = 0.3}) | ember::record();
+  ember::sample_options<float, D> opt{.chains = 3000, .steps = 40, .seed = 5};  // 1.4 MB of draws
+  ember::set_host_cache_limit(0);  // every array fresh
+  auto fresh = ember::sample(pipe, opt);
+  CHECK(ember::host_cache().cached_bytes == 0);
+  ember::set_host_cache_limit(std::size_t(256) << 20);
+  { auto warm = ember::sample(pipe, opt); }  // its arrays and its result's go into the cache
+  auto const before = ember::host_cache();
+  CHECK(before.cached_bytes > 0);
+  CHECK(before.cached_bytes <= before.limit_bytes);
+  auto reused = ember::sample(pipe, opt);  // arrays that held the previous run's draws and states
+  CHECK(ember::host_cache().reused > before.reused);
+  CHECK(same_bits(reused, fresh));
+  // A limit below what is held gives back the blocks freed longest ago; 0 gives back everything.
+  ember::set_host_cache_limit(before.cached_bytes / 2);
+  CHECK(ember::host_cache().cached_bytes <= before.cached_bytes / 2);
+  ember::release_host_cache();
+  CHECK(ember::host_cache().cached_bytes == 0);
+  ember::set_host_cache_limit(saved);
+}

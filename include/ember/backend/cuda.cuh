@@ -540,11 +540,11 @@ class backend::cuda::storage {
     }
   }
   template <class V>
-  static void copy_back(device_vector<V> const& d, std::vector<V>& h) {
+  static void copy_back(device_vector<V> const& d, detail::host_vector<V>& h) {
     detail::cuda_check(cudaMemcpy(h.data(), d.data(), h.size() * sizeof(V), cudaMemcpyDeviceToHost), "cudaMemcpy(state)");
   }
   template <class V>
-  static void copy_to(std::vector<V> const& h, device_vector<V>& d) {
+  static void copy_to(detail::host_vector<V> const& h, device_vector<V>& d) {
     detail::cuda_check(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice), "cudaMemcpy(state)");
   }
 

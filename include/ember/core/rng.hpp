@@ -176,8 +176,7 @@ EMBER_HD EMBER_INLINE void sincos_turn(typename rng_traits<S>::u32 b, S& s, S& c
 /// float and in double (tests/core/box_muller_test.cpp checks the first two).
 template <class S>
 EMBER_HD EMBER_INLINE void box_muller(S u, typename rng_traits<S>::u32 b, S& z0, S& z1) {
-  using T = element_t<S>;
-  S r = sqrt(S(T(-2)) * log_positive(u));
+  S r = sqrt(log_positive<S, -2>(u));
   S s, c;
   sincos_turn<S>(b, s, c);
   z0 = r * c;

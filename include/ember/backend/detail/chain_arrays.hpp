@@ -1,6 +1,8 @@
 #pragma once
 // The per-chain arrays of a run as every backend lays them out, and what a chunk returns.
 
+#include <ember/host_cache.hpp>
+
 #include <cstdint>
 #include <vector>
 
@@ -12,12 +14,12 @@ namespace ember {
 template <class T>
 struct chain_arrays {
   std::int64_t stride = 0;
-  std::vector<T> slots;                 ///< state slots × stride
-  std::vector<T> window;                ///< accepted transitions since the last kept step
-  std::vector<std::uint8_t> frozen;     ///< went non-finite (and was frozen at its last finite state)
-  std::vector<std::int64_t> diverged_at;  ///< transition at which it froze; −1 start, −2 never
-  std::vector<std::int64_t> accepted;   ///< accepted transitions in the kept phase (exact)
-  std::vector<std::int64_t> divergent;  ///< divergent transitions after warm-up (exact)
+  detail::host_vector<T> slots;                 ///< state slots × stride
+  detail::host_vector<T> window;                ///< accepted transitions since the last kept step
+  detail::host_vector<std::uint8_t> frozen;     ///< went non-finite (and was frozen at its last finite state)
+  detail::host_vector<std::int64_t> diverged_at;  ///< transition at which it froze; −1 start, −2 never
+  detail::host_vector<std::int64_t> accepted;   ///< accepted transitions in the kept phase (exact)
+  detail::host_vector<std::int64_t> divergent;  ///< divergent transitions after warm-up (exact)
 
   void allocate(std::int64_t slot_count, std::int64_t padded) {
     stride = padded;

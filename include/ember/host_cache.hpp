@@ -1,0 +1,186 @@
+#pragma once
+/// \file
+/// The host memory of runs and results is kept for reuse: a freed block of 64 KiB or more (a
+/// run's per-chain arrays, a result's final states and recorded draws) goes into a process-wide
+/// cache instead of back to the system, and the next run of a similar size takes it from there.
+///
+/// Why: glibc returns blocks above 128 KiB to the kernel when they are freed, so every run paid
+/// for its arrays again in page faults, one per 4 KiB first touched. A `sample()` of 10⁴ chains
+/// at d = 10 (P1) faulted about 550 times, a fifth of its 4 ms; a recording of 51 MB faulted 12,500
+/// times and cost as long again as the sampling it recorded (docs/performance.md, "Reused host
+/// memory"). Programs that sample more than once (a benchmark, an EBM's training loop, a sweep
+/// over settings) pay that once.
+///
+/// What it keeps: at most `host_cache_limit()` bytes of freed blocks (by default 1 GiB or an
+/// eighth of physical memory, whichever is smaller); a block larger than the limit goes straight
+/// back. Blocks are rounded up to eight size classes per power of two (at most 12.5 % unused) and
+/// taken by exact class; when the cache is over its limit the blocks freed longest ago go first.
+/// `set_host_cache_limit(0)` turns it off and returns everything; `release_host_cache()` returns
+/// what is cached now. Thread-safe. Host memory only: the CUDA backend's device arrays are not
+/// cached (cudaMalloc does not fault per page).
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace ember {
+
+/// What the cache holds and has done since the program started.
+struct host_cache_stats {
+  std::size_t cached_bytes = 0;  ///< freed bytes held for reuse now
+  std::size_t limit_bytes = 0;   ///< the most it holds
+  std::uint64_t reused = 0;      ///< requests served from the cache
+  std::uint64_t fresh = 0;       ///< requests that allocated new memory (64 KiB or more)
+};
+
+namespace detail {
+
+class host_block_cache {
+ public:
+  static constexpr std::size_t min_bytes = std::size_t(64) << 10;  // below: glibc's heap reuses well
+  static constexpr std::align_val_t alignment{64};                  // a cache line, an AVX-512 vector
+
+  /// The bytes a request of n bytes occupies: n rounded up to one of eight classes per octave.
+  static std::size_t capacity(std::size_t n) {
+    if (n < min_bytes) return n;
+    int const top = 63 - __builtin_clzll(n);  // 2^top ≤ n < 2^(top+1)
+    std::size_t const step = std::size_t(1) << (top - 3);
+    return (n + step - 1) / step * step;
+  }
+
+  static host_block_cache& instance() {
+    // Never destroyed: a result with static storage duration may be freed after any destructor
+    // of this header would have run. The blocks go back to the system with the process.
+    static host_block_cache* const c = new host_block_cache;
+    return *c;
+  }
+
+  void* allocate(std::size_t n) {
+    std::size_t const cap = capacity(n);
+    if (cap >= min_bytes) {
+      std::lock_guard<std::mutex> lock(m_);
+      for (std::size_t i = blocks_.size(); i-- > 0;)  // the most recently freed first
+        if (blocks_[i].bytes == cap) {
+          void* p = blocks_[i].ptr;
+          blocks_.erase(blocks_.begin() + std::ptrdiff_t(i));
+          cached_ -= cap;
+          ++reused_;
+          return p;
+        }
+      ++fresh_;
+    }
+    try {
+      return ::operator new(cap, alignment);
+    } catch (std::bad_alloc const&) {
+      release();  // what the cache holds may be what is missing
+      return ::operator new(cap, alignment);
+    }
+  }
+
+  void deallocate(void* p, std::size_t n) noexcept {
+    std::size_t const cap = capacity(n);
+    if (cap >= min_bytes) {
+      std::lock_guard<std::mutex> lock(m_);
+      if (cap <= limit_) {
+        try {
+          blocks_.push_back({p, cap});
+        } catch (...) {  // no room to note it: give it back
+          ::operator delete(p, alignment);
+          return;
+        }
+        cached_ += cap;
+        trim_locked();
+        return;
+      }
+    }
+    ::operator delete(p, alignment);
+  }
+
+  void set_limit(std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(m_);
+    limit_ = bytes;
+    trim_locked();
+  }
+
+  void release() noexcept {
+    std::lock_guard<std::mutex> lock(m_);
+    for (auto& b : blocks_) ::operator delete(b.ptr, alignment);
+    blocks_.clear();
+    cached_ = 0;
+  }
+
+  host_cache_stats stats() {
+    std::lock_guard<std::mutex> lock(m_);
+    return {cached_, limit_, reused_, fresh_};
+  }
+
+ private:
+  struct block {
+    void* ptr;
+    std::size_t bytes;
+  };
+
+  host_block_cache() {
+    long const pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    std::size_t const eighth = (pages > 0 && size > 0) ? std::size_t(pages) * std::size_t(size) / 8 : 0;
+    limit_ = std::min<std::size_t>(std::size_t(1) << 30, eighth);
+  }
+
+  // Oldest first, until the cache is within its limit.
+  void trim_locked() noexcept {
+    std::size_t drop = 0;
+    while (cached_ > limit_ && drop < blocks_.size()) {
+      ::operator delete(blocks_[drop].ptr, alignment);
+      cached_ -= blocks_[drop].bytes;
+      ++drop;
+    }
+    blocks_.erase(blocks_.begin(), blocks_.begin() + std::ptrdiff_t(drop));
+  }
+
+  std::mutex m_;
+  std::vector<block> blocks_;  // in the order they were freed
+  std::size_t cached_ = 0, limit_ = 0;
+  std::uint64_t reused_ = 0, fresh_ = 0;
+};
+
+/// The allocator of ember's host arrays (per-chain arrays, results): blocks of 64 KiB or more
+/// through the cache above, 64-byte aligned. Elements are value-initialised as by std::allocator.
+template <class T>
+struct host_allocator {
+  using value_type = T;
+
+  host_allocator() = default;
+  template <class U>
+  host_allocator(host_allocator<U> const&) noexcept {}
+
+  T* allocate(std::size_t n) {
+    if (n > std::size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(host_block_cache::instance().allocate(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { host_block_cache::instance().deallocate(p, n * sizeof(T)); }
+
+  template <class U>
+  bool operator==(host_allocator<U> const&) const noexcept {
+    return true;
+  }
+};
+
+/// A std::vector in cached host memory.
+template <class T>
+using host_vector = std::vector<T, host_allocator<T>>;
+
+}  // namespace detail
+
+/// Limits the bytes of freed host memory kept for reuse (0: keep none, and return what is held).
+inline void set_host_cache_limit(std::size_t bytes) { detail::host_block_cache::instance().set_limit(bytes); }
+/// Returns every cached block to the system now; the cache stays on.
+inline void release_host_cache() { detail::host_block_cache::instance().release(); }
+/// What the cache holds and how often it served a request.
+inline host_cache_stats host_cache() { return detail::host_block_cache::instance().stats(); }
+
+}  // namespace ember
