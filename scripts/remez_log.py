@@ -65,18 +65,19 @@ def to_float(x):
     return struct.unpack("f", struct.pack("f", float(x)))[0]
 
 
-tiny = mp.mpf("1e-20")
-a, b = mp.sqrt(0.5) - 1, mp.sqrt(2) - 1
-c, E = remez(lambda x: (mp.log1p(x) - x) / x**2 if abs(x) > tiny else mp.mpf(-0.5),
-             lambda x: x**2 / abs(mp.log1p(x)) if abs(x) > tiny else abs(x), a, b, 8)
-print("float, degree 8: relative error", mp.nstr(E, 4))
-print("  " + ", ".join(repr(to_float(ci)) + "f" for ci in c))
+if __name__ == "__main__":
+    tiny = mp.mpf("1e-20")
+    a, b = mp.sqrt(0.5) - 1, mp.sqrt(2) - 1
+    c, E = remez(lambda x: (mp.log1p(x) - x) / x**2 if abs(x) > tiny else mp.mpf(-0.5),
+                 lambda x: x**2 / abs(mp.log1p(x)) if abs(x) > tiny else abs(x), a, b, 8)
+    print("float, degree 8: relative error", mp.nstr(E, 4))
+    print("  " + ", ".join(repr(to_float(ci)) + "f" for ci in c))
 
-zb = (3 - 2 * mp.sqrt(2)) ** 2
-c, E = remez(lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / (mp.sqrt(z) * z) if z > tiny else mp.mpf(2) / 3,
-             lambda z: 1, mp.mpf(0), zb, 6)
-print("double, degree 6: absolute error on Q", mp.nstr(E, 4))
-print("  " + ", ".join(repr(float(ci)) for ci in c))
-ln2 = mp.log(2)
-print("ln 2 split: float", repr(to_float(ln2)), repr(to_float(ln2 - to_float(ln2))),
-      "double", repr(float(ln2)), repr(float(ln2 - float(ln2))))
+    zb = (3 - 2 * mp.sqrt(2)) ** 2
+    c, E = remez(lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / (mp.sqrt(z) * z) if z > tiny else mp.mpf(2) / 3,
+                 lambda z: 1, mp.mpf(0), zb, 6)
+    print("double, degree 6: absolute error on Q", mp.nstr(E, 4))
+    print("  " + ", ".join(repr(float(ci)) for ci in c))
+    ln2 = mp.log(2)
+    print("ln 2 split: float", repr(to_float(ln2)), repr(to_float(ln2 - to_float(ln2))),
+          "double", repr(float(ln2)), repr(float(ln2 - float(ln2))))
