@@ -17,14 +17,6 @@ endif()
 set(EMBER_ARCH_FLAGS "${ember_arch_default}" CACHE STRING
     "Target flags for every C++ unit that uses ember (default -march=native; empty for none)")
 find_package(OpenMP REQUIRED COMPONENTS CXX)
-# Thrust (OMP system) from CUDA's CCCL; g++ needs only the headers.
-find_path(EMBER_CCCL_INCLUDE_DIR thrust/version.h
-          HINTS ENV CUDA_PATH /usr/local/cuda/include/cccl /usr/local/cuda/targets/x86_64-linux/include/cccl
-          PATH_SUFFIXES cccl)
-if(NOT EMBER_CCCL_INCLUDE_DIR)
-  message(FATAL_ERROR "ember needs Thrust from CUDA's CCCL (looked in /usr/local/cuda/include/cccl); "
-                      "set EMBER_CCCL_INCLUDE_DIR to the folder holding thrust/")
-endif()
 # Eigen (host only): factorisations in energies' constructors (gaussian's LLT) and Eigen inputs.
 find_path(EMBER_EIGEN_INCLUDE_DIR Eigen/Cholesky HINTS /usr/include/eigen3 /usr/local/include/eigen3
           PATH_SUFFIXES eigen3)
@@ -34,9 +26,7 @@ endif()
 if(NOT TARGET ember::deps)
   add_library(ember_deps INTERFACE IMPORTED GLOBAL)
   add_library(ember::deps ALIAS ember_deps)
-  target_include_directories(ember_deps SYSTEM INTERFACE ${EMBER_CCCL_INCLUDE_DIR} ${EMBER_EIGEN_INCLUDE_DIR})
-  target_compile_definitions(ember_deps INTERFACE
-                             $<$<COMPILE_LANGUAGE:CXX>:THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_OMP>)
+  target_include_directories(ember_deps SYSTEM INTERFACE ${EMBER_EIGEN_INCLUDE_DIR})
   target_link_libraries(ember_deps INTERFACE OpenMP::OpenMP_CXX)
   if(EMBER_ARCH_FLAGS)
     separate_arguments(ember_arch_list UNIX_COMMAND "${EMBER_ARCH_FLAGS}")

@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// `backend::cpu`: chains in blocks over OpenMP threads (Thrust's OMP system); inside a block a
+/// `backend::cpu`: chains in blocks over OpenMP threads (one `omp parallel for`, static schedule:
+/// see docs/design.md, "Backends", for why not Thrust's OMP system); inside a block a
 /// SIMD batch of chains (16 floats with AVX-512) runs a whole chunk of the fused loop
 /// (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs with its
 /// extra lanes masked off. `backend::cpu{.simd = false}` runs every chain one at a time.
@@ -18,10 +19,6 @@
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
-
-#include <thrust/for_each.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/system/omp/execution_policy.h>
 
 #include <omp.h>
 
@@ -413,18 +410,15 @@ class backend::cpu::storage {
   void run_parallel(std::int64_t n, F const& body) const {
     std::exception_ptr error;
     std::mutex m;
-    int const saved = omp_get_max_threads();
-    omp_set_num_threads(nthreads_);
-    thrust::for_each(thrust::omp::par, thrust::counting_iterator<std::int64_t>(0),
-                     thrust::counting_iterator<std::int64_t>(n), [&](std::int64_t i) {
-                       try {
-                         body(i);
-                       } catch (...) {
-                         std::lock_guard<std::mutex> lock(m);
-                         if (!error) error = std::current_exception();
-                       }
-                     });
-    omp_set_num_threads(saved);
+#pragma omp parallel for schedule(static) num_threads(nthreads_)
+    for (std::int64_t i = 0; i < n; ++i) {
+      try {
+        body(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!error) error = std::current_exception();
+      }
+    }
     if (error) std::rethrow_exception(error);
   }
   // The default start of the batch (or chain) at c and its first state, into the committed arrays.
