@@ -1,12 +1,14 @@
 // A small matrix formed by hana::cartesian_product: its size, the compile-time skip of
 // configurations that make no sense (with their reasons), the health gates firing on a
 // deliberately broken sampler and not on a sound one, and one well-formed JSON line per row.
+#include <ember/benchmark/driver.hpp>
 #include <ember/benchmark/matrix.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "benchmark/json_check.hpp"
 #include "benchmark/test_targets.hpp"
@@ -91,4 +93,18 @@ TEST_CASE("chain counts above a target's max_chains run once, at the cap", "[ben
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].chains == 16);
   CHECK(rows[1].chains == 32);
+}
+
+TEST_CASE("the matrix driver's --host-cache takes MiB, 0 for fresh memory, and refuses anything else", "[benchmark]") {
+  auto parse = [](std::vector<std::string> args) {
+    std::vector<char*> argv{const_cast<char*>("matrix")};
+    for (auto& a : args) argv.push_back(a.data());
+    return ember::benchmark::command_line::parse(int(argv.size()), argv.data());
+  };
+  CHECK(parse({}).host_cache_mib == -1);
+  CHECK(parse({"--host-cache", "0"}).host_cache_mib == 0);
+  CHECK(parse({"--host-cache", "256"}).host_cache_mib == 256);
+  for (std::string bad : {"-3", "1.5", "lots", ""})
+    CHECK_THROWS_WITH(parse({"--host-cache", bad}),
+                      "ember benchmark: --host-cache takes a positive integer, got '" + bad + "'");
 }

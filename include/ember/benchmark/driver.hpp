@@ -10,9 +10,13 @@
 ///     --draws 1000      kept draws per chain              --seed 1
 ///     --only TEXT       configurations whose id contains TEXT (ids: target__sampler__precision__backend)
 ///     --jsonl FILE      JSON lines to FILE instead of standard output
+///     --host-cache MIB  keep at most MIB MiB of freed host memory for the next configuration
+///                       (host_cache.hpp; default 1 GiB or an eighth of RAM; 0: every
+///                       configuration's arrays and recording in fresh memory, page faults and all)
 
 #include <ember/benchmark/axes.hpp>
 #include <ember/benchmark/report.hpp>
+#include <ember/host_cache.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -48,6 +52,7 @@ inline std::int64_t positive_integer(std::string const& flag, std::string const&
 struct command_line {
   run_axes axes;
   std::string only, jsonl;
+  long long host_cache_mib = -1;  ///< −1: the cache's default limit
   bool help = false;
 
   static command_line parse(int argc, char** argv) {
@@ -79,6 +84,8 @@ struct command_line {
         c.only = value;
       } else if (flag == "--jsonl") {
         c.jsonl = value;
+      } else if (flag == "--host-cache") {
+        c.host_cache_mib = value == "0" ? 0 : detail::positive_integer(flag, value);
       } else {
         throw std::invalid_argument("ember benchmark: unknown option " + flag + " (see --help)");
       }
@@ -100,7 +107,8 @@ inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget
   }
   if (cl.help) {
     std::cout << "usage: " << argv[0]
-              << " [--chains 64,128] [--warmup 1000] [--draws 1000] [--seed 1] [--only TEXT] [--jsonl FILE]\n"
+              << " [--chains 64,128] [--warmup 1000] [--draws 1000] [--seed 1] [--only TEXT] [--jsonl FILE]"
+                 " [--host-cache MIB]\n"
                  "configurations:\n";
     for (auto const& [id, f] : configurations)
       std::cout << "  " << id << "\n";
@@ -114,6 +122,7 @@ inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget
       return 2;
     }
   }
+  if (cl.host_cache_mib >= 0) set_host_cache_limit(std::size_t(cl.host_cache_mib) << 20);
   report out(cl.jsonl.empty() ? &std::cout : &file, times_dir);
   for (auto const& [id, f] : configurations)
     if (std::string(id).find(cl.only) != std::string::npos)
