@@ -6,14 +6,14 @@
 ///
 /// Why: glibc returns blocks above 128 KiB to the kernel when they are freed, so every run paid
 /// for its arrays again in page faults, one per 4 KiB first touched. A `sample()` of 10⁴ chains
-/// at d = 10 (P1) faulted about 550 times, a fifth of its 4 ms; a recording of 51 MB faulted 12,500
-/// times and cost as long again as the sampling it recorded (docs/performance.md, "Reused host
-/// memory"). Programs that sample more than once (a benchmark, an EBM's training loop, a sweep
-/// over settings) pay that once.
+/// at d = 10 (P1) faulted 380 times, a fifth of its 3.6 ms; a recording of 51 MB faulted 12,500
+/// times and cost as long again as the sampling it recorded (docs/performance.md, "Fourth pass"
+/// and "Recording draws"). Programs that sample more than once (a benchmark, an EBM's training
+/// loop, a sweep over settings) pay that once.
 ///
-/// What it keeps: at most `host_cache_limit()` bytes of freed blocks (by default 1 GiB or an
-/// eighth of physical memory, whichever is smaller); a block larger than the limit goes straight
-/// back. Blocks are rounded up to eight size classes per power of two (at most 12.5 % unused) and
+/// What it keeps: at most `host_cache().limit_bytes` of freed blocks (by default 1 GiB or an
+/// eighth of the memory the process may use, whichever is smaller: physical memory, or the
+/// cgroup's `memory.max` in a container); a block larger than the limit goes straight back. Blocks are rounded up to eight size classes per power of two (at most 12.5 % unused) and
 /// taken by exact class; when the cache is over its limit the blocks freed longest ago go first.
 /// `set_host_cache_limit(0)` turns it off and returns everything; `release_host_cache()` returns
 /// what is cached now. Thread-safe. Host memory only: the CUDA backend's device arrays are not
@@ -22,9 +22,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <stdexcept>
 #include <new>
 #include <vector>
 
@@ -127,8 +129,14 @@ class host_block_cache {
 
   host_block_cache() {
     long const pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    std::size_t const eighth = (pages > 0 && size > 0) ? std::size_t(pages) * std::size_t(size) / 8 : 0;
-    limit_ = std::min<std::size_t>(std::size_t(1) << 30, eighth);
+    std::size_t usable = (pages > 0 && size > 0) ? std::size_t(pages) * std::size_t(size) : 0;
+    // In a container the cgroup's limit (v2) is what the process may use, not the host's RAM.
+    if (std::FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+      unsigned long long cap = 0;
+      if (std::fscanf(f, "%llu", &cap) == 1 && cap > 0) usable = std::min<std::size_t>(usable, std::size_t(cap));
+      std::fclose(f);
+    }
+    limit_ = std::min<std::size_t>(std::size_t(1) << 30, usable / 8);
   }
 
   // Oldest first, until the cache is within its limit.
@@ -159,7 +167,7 @@ struct host_allocator {
   host_allocator(host_allocator<U> const&) noexcept {}
 
   T* allocate(std::size_t n) {
-    if (n > std::size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
+    if (n > std::size_t(PTRDIFF_MAX) / sizeof(T)) throw std::bad_array_new_length();
     return static_cast<T*>(host_block_cache::instance().allocate(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept { host_block_cache::instance().deallocate(p, n * sizeof(T)); }

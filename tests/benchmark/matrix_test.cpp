@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,15 +97,37 @@ TEST_CASE("chain counts above a target's max_chains run once, at the cap", "[ben
 }
 
 TEST_CASE("the matrix driver's --host-cache takes MiB, 0 for fresh memory, and refuses anything else", "[benchmark]") {
-  auto parse = [](std::vector<std::string> args) {
+  std::vector<std::string> args;
+  auto argv_of = [&] {
     std::vector<char*> argv{const_cast<char*>("matrix")};
     for (auto& a : args) argv.push_back(a.data());
+    return argv;
+  };
+  auto parse = [&](std::vector<std::string> a) {
+    args = std::move(a);
+    auto argv = argv_of();
     return ember::benchmark::command_line::parse(int(argv.size()), argv.data());
   };
   CHECK(parse({}).host_cache_mib == -1);
   CHECK(parse({"--host-cache", "0"}).host_cache_mib == 0);
   CHECK(parse({"--host-cache", "256"}).host_cache_mib == 256);
-  for (std::string bad : {"-3", "1.5", "lots", ""})
+  for (std::string bad : {"-3", "1.5", "lots", "", "1099511627777"})
     CHECK_THROWS_WITH(parse({"--host-cache", bad}),
-                      "ember benchmark: --host-cache takes a positive integer, got '" + bad + "'");
+                      "ember benchmark: --host-cache takes MiB from 0 to 2^40, got '" + bad + "'");
+  // drive() sets the limit before the first configuration runs.
+  auto const saved = ember::host_cache().limit_bytes;
+  std::size_t seen = 0;
+  static std::size_t* seen_by_configuration = nullptr;
+  seen_by_configuration = &seen;
+  args = {"--host-cache", "3", "--jsonl", "/dev/null"};
+  auto argv = argv_of();
+  std::streambuf* out = std::cout.rdbuf(nullptr);  // the table
+  int const rc = ember::benchmark::drive(int(argv.size()), argv.data(), "", 3, 12,
+                                         {{"probe", [](ember::benchmark::report&, ember::benchmark::run_axes const&) {
+                                            *seen_by_configuration = ember::host_cache().limit_bytes;
+                                          }}});
+  std::cout.rdbuf(out);
+  CHECK(rc == 0);
+  CHECK(seen == std::size_t(3) << 20);
+  ember::set_host_cache_limit(saved);
 }

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// `backend::cpu`: chains in blocks over OpenMP threads (one `omp parallel for`, static schedule:
-/// see docs/design.md, "Backends", for why not Thrust's OMP system); inside a block a
+/// `backend::cpu`: chains in blocks over OpenMP threads (one `omp parallel for`, static schedule;
+/// docs/design.md, "Things judged differently", says why not Thrust's OMP system); inside a block a
 /// SIMD batch of chains (16 floats with AVX-512) runs a whole chunk of the fused loop
 /// (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs with its
 /// extra lanes masked off. `backend::cpu{.simd = false}` runs every chain one at a time.
@@ -21,6 +21,10 @@
 #include <ember/result.hpp>
 
 #include <omp.h>
+
+#if !defined(_OPENMP) && !defined(__CUDACC__)
+#error "ember::backend::cpu needs OpenMP: compile with -fopenmp (CMake: link ember::ember, which does)"
+#endif
 
 #include <algorithm>
 #include <cstdint>

@@ -441,7 +441,7 @@ class backend::cuda::storage {
     get(frozen, a_.frozen, n);
     get(diverged_at, a_.diverged_at, n);
     get(accepted, a_.accepted, n);
-    std::vector<std::int64_t> divergent(n);
+    detail::host_vector<std::int64_t> divergent(n);
     get(divergent.data(), a_.divergent, n);
     return std::accumulate(divergent.begin(), divergent.end(), std::int64_t(0));
   }

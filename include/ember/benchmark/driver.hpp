@@ -85,7 +85,18 @@ struct command_line {
       } else if (flag == "--jsonl") {
         c.jsonl = value;
       } else if (flag == "--host-cache") {
-        c.host_cache_mib = value == "0" ? 0 : detail::positive_integer(flag, value);
+        // 0 (no reuse) or MiB up to 2⁴⁰, so that the shift to bytes cannot wrap.
+        std::int64_t mib = -1;
+        if (value == "0")
+          mib = 0;
+        else
+          try {
+            mib = detail::positive_integer(flag, value);
+          } catch (std::invalid_argument const&) {
+          }
+        if (mib < 0 || mib > (std::int64_t(1) << 40))
+          throw std::invalid_argument("ember benchmark: --host-cache takes MiB from 0 to 2^40, got '" + value + "'");
+        c.host_cache_mib = mib;
       } else {
         throw std::invalid_argument("ember benchmark: unknown option " + flag + " (see --help)");
       }

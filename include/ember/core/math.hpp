@@ -138,8 +138,9 @@ struct bits_traits<double> {
 ///    of degree 6 by Remez, 3·10⁻¹⁶ absolute on Q, below 5·10⁻¹⁸ relative on the result.
 /// The coefficients come from scripts/remez_log.py (mpmath, 60 digits), rounded to T.
 /// `log_positive<S, -2>(x)` is −2 ln x, Box–Muller's r², with the −2 folded into the constants
-/// (one multiply less per pair of normals); scaling by a power of two is exact, so its bits are
-/// those of −2·log_positive(x) (tested).
+/// (in float one multiply less per pair of normals; in double K·f takes the multiply's place);
+/// scaling by a power of two is exact, so its bits are those of −2·log_positive(x) except at
+/// x = 1, where it gives +0 and −2·(+0) is −0 (tested; a radius ±0 gives normals ±0 alike).
 /// Checked in tests/core/box_muller_test.cpp against long double: within 0.9 ulp in float on all
 /// 2²⁴ float uniforms ember draws (measured 0.89), and within 0.9 ulp in double on 2²² inputs
 /// over the whole normal range plus the reduction's edges (measured 0.83).
