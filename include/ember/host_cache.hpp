@@ -156,15 +156,23 @@ class host_block_cache {
   std::uint64_t reused_ = 0, fresh_ = 0;
 };
 
-/// The allocator of ember's host arrays (per-chain arrays, results): blocks of 64 KiB or more
-/// through the cache above, 64-byte aligned. Elements are value-initialised as by std::allocator.
-template <class T>
+/// The allocator of ember's host arrays (per-chain arrays, results, recorded draws): blocks of
+/// 64 KiB or more through the cache above, 64-byte aligned. With `Init` (the default) new
+/// elements are value-initialised as by std::allocator; without it they are left uninitialised,
+/// for arrays written in full right after they are sized (recorded draws: each written by the
+/// chunk that keeps it; a result's final states and counters: copied from the run), which a
+/// zero fill would only write twice.
+template <class T, bool Init = true>
 struct host_allocator {
   using value_type = T;
+  template <class U>
+  struct rebind {
+    using other = host_allocator<U, Init>;
+  };
 
   host_allocator() = default;
   template <class U>
-  host_allocator(host_allocator<U> const&) noexcept {}
+  host_allocator(host_allocator<U, Init> const&) noexcept {}
 
   T* allocate(std::size_t n) {
     if (n > std::size_t(PTRDIFF_MAX) / sizeof(T)) throw std::bad_array_new_length();
@@ -172,8 +180,16 @@ struct host_allocator {
   }
   void deallocate(T* p, std::size_t n) noexcept { host_block_cache::instance().deallocate(p, n * sizeof(T)); }
 
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    if constexpr (sizeof...(A) == 0 && !Init)
+      ::new (static_cast<void*>(p)) U;  // default-initialisation: no zero fill for arithmetic U
+    else
+      ::new (static_cast<void*>(p)) U(static_cast<A&&>(a)...);
+  }
+
   template <class U>
-  bool operator==(host_allocator<U> const&) const noexcept {
+  bool operator==(host_allocator<U, Init> const&) const noexcept {
     return true;
   }
 };
@@ -181,6 +197,14 @@ struct host_allocator {
 /// A std::vector in cached host memory.
 template <class T>
 using host_vector = std::vector<T, host_allocator<T>>;
+/// The same, its new elements left uninitialised (for arrays written in full once sized). A run
+/// reserves a whole advance of recorded draws up front (run.hpp), so no chunk regrows and copies
+/// them. Transparent huge pages were measured for recordings and left out (docs/performance.md,
+/// "Recording draws"): they cut a 51 MB recording's 12,500 page faults to 25, but the kernel
+/// compacts memory to find huge pages, which on this machine after hours of builds stalled some
+/// runs by tens of milliseconds; reusing freed memory removes the faults without that.
+template <class T>
+using host_buffer = std::vector<T, host_allocator<T, false>>;
 
 }  // namespace detail
 

@@ -12,7 +12,7 @@
 /// draws or the moments), flagged by `divergent(c)` and left out of `summary()` and `trace()`.
 
 #include <ember/core/vec.hpp>
-#include <ember/detail/draw_buffer.hpp>
+#include <ember/host_cache.hpp>
 #include <ember/diagnostics/summary.hpp>
 
 #include <algorithm>
@@ -131,14 +131,14 @@ class result {
 
   // Filled by the run (run.hpp).
   std::int64_t chains_ = 0, kept_ = 0, kept_transitions_ = 0;
-  detail::host_vector<std::int64_t> accepted_;
+  detail::host_buffer<std::int64_t> accepted_;
   adaptation_report adapted_;
   double target_acceptance_ = std::numeric_limits<double>::quiet_NaN();
   bool harmonic_target_ = false;  ///< ChEES: the target is for the harmonic mean over chains
-  detail::draw_buffer<T> samples_;
-  detail::host_vector<T> final_;
-  detail::host_vector<std::uint8_t> frozen_;
-  detail::host_vector<std::int64_t> diverged_at_;
+  detail::host_buffer<T> samples_;
+  detail::host_buffer<T> final_;  // these four: sized, then copied in full from the run (copy_out)
+  detail::host_buffer<std::uint8_t> frozen_;
+  detail::host_buffer<std::int64_t> diverged_at_;
   std::int64_t divergent_chains_ = 0, divergent_transitions_ = 0;
   double acceptance_ = 0, seconds_ = 0;
   ember::trace<D> trace_;

@@ -278,7 +278,7 @@ class run {
     return r;
   }
 
-  ember::result<T, D> make_result(detail::draw_buffer<T> samples) const {
+  ember::result<T, D> make_result(detail::host_buffer<T> samples) const {
     ember::result<T, D> out;
     out.chains_ = chains_;
     out.kept_ = sched_.kept_before(t_);
@@ -338,7 +338,7 @@ class run {
   kernel_type kernel_;
   typename Backend::template storage<P> storage_;
   std::int64_t t_ = 0;
-  detail::draw_buffer<T> samples_;
+  detail::host_buffer<T> samples_;
   std::vector<double> track_;
   double seconds_ = 0;
   bool show_progress_ = true;
@@ -461,7 +461,7 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   a.diverged_at = r.get_vector<std::int64_t, detail::host_allocator<std::int64_t>>(a.diverged_at.size());
   a.accepted = r.get_vector<std::int64_t, detail::host_allocator<std::int64_t>>(a.accepted.size());
   a.divergent = r.get_vector<std::int64_t, detail::host_allocator<std::int64_t>>(a.divergent.size());
-  out.samples_ = r.get_vector<T, detail::draw_allocator<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
+  out.samples_ = r.get_vector<T, detail::host_allocator<T, false>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
   out.track_ = r.get_vector<double>(P::tracks_any ? std::uint64_t(sch.kept_before(t)) * detail::track_stride<D> : 0);
   if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");
   out.storage_.upload();
