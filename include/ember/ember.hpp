@@ -22,6 +22,7 @@
 #include <ember/diagnostics/rhat.hpp>
 #include <ember/diagnostics/summary.hpp>
 #include <ember/host_cache.hpp>
+#include <ember/host_templates.hpp>
 #include <ember/energy/ackley.hpp>
 #include <ember/energy/booth.hpp>
 #include <ember/energy/custom_energy.hpp>

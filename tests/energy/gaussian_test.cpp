@@ -1,6 +1,8 @@
 // gaussian in its three covariance forms: gradients, known values, and the checks on a full
 // covariance.
 #include <ember/energy/gaussian.hpp>
+#include <ember/pipeline/fused_loop.hpp>
+#include <ember/kernel/ula.hpp>
 
 #include "energy/gradient_check.hpp"
 #include "support/message_of.hpp"
@@ -202,4 +204,43 @@ TEMPLATE_TEST_CASE("the full-covariance gradient above 16 dimensions, four rows 
                    "[energy][gaussian]", float, double) {
   check_blocked_rows<TestType, 37>();  // a partial block of rows at the end
   check_blocked_rows<TestType, 100>();
+}
+
+namespace {
+// U with coordinate i set to v (the others finite, from test_point): must not be finite.
+template <class U, int D, class T>
+void check_nonfinite_coordinates(U const& energy) {
+  static_assert(ember::finite_value_means_finite_x<ember::ula_kernel<U>>);
+  T const inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  for (int i = 0; i < D; ++i)
+    for (T v : {inf, -inf, nan}) {
+      auto x = ember_test::test_point<T, D>(std::uint64_t(7 + i), -2, 2);
+      x[i] = v;
+      vec<T, D> g;
+      INFO("coordinate " << i << " = " << v);
+      CHECK(!std::isfinite(double(energy.value_and_grad(x, g))));
+      CHECK(!std::isfinite(double(energy.value(x))));
+    }
+}
+}  // namespace
+
+// What the fused loop relies on when it tests a gaussian chain's energy alone for finiteness
+// (pipeline/fused_loop.hpp, finite_value_means_finite_x): a non-finite coordinate, anywhere,
+// makes U non-finite, in every covariance form and on the blocked full-covariance path.
+TEMPLATE_TEST_CASE("a non-finite coordinate makes every gaussian's energy non-finite", "[energy][gaussian]", float,
+                   double) {
+  using T = TestType;
+  vec<T, 4> mu{{T(0.5), T(-1), T(2), T(0)}};
+  check_nonfinite_coordinates<ember::gaussian<T, 4, ember::covariance::isotropic>, 4, T>(ember::gaussian(mu, T(0.7)));
+  check_nonfinite_coordinates<ember::gaussian<T, 4, ember::covariance::diagonal>, 4, T>(
+      ember::gaussian(mu, vec<T, 4>{{T(0.5), T(1), T(2), T(3)}}));
+  check_nonfinite_coordinates<ember::gaussian<T, 4, ember::covariance::full>, 4, T>(
+      ember::gaussian(mu, spd_covariance<T, 4>()));
+  // Above 16 dimensions, four rows at a time; a diagonal Σ makes most of P's entries 0 (0·∞ = NaN).
+  std::array<std::array<T, 37>, 37> diag{};
+  for (int i = 0; i < 37; ++i) diag[i][i] = T(1 + i % 3);
+  check_nonfinite_coordinates<ember::gaussian<T, 37, ember::covariance::full>, 37, T>(
+      ember::gaussian(vec<T, 37>{}, diag));
+  check_nonfinite_coordinates<ember::gaussian<T, 37, ember::covariance::full>, 37, T>(
+      ember::gaussian(vec<T, 37>{}, spd_covariance<T, 37>()));
 }

@@ -275,6 +275,19 @@ TEST_CASE("divergent chains are frozen at their last finite state and counted", 
       CHECK(r.trace().live_chains.back() == 0);
     }
   }
+  SECTION("a gaussian, whose chains are tested by their energy alone (fused_loop.hpp)") {
+    // η = 2.5 on N(0, I): x ← −1.5x + noise grows 1.5× a step and leaves float within ~220 steps.
+    ember::gaussian<float, 3, ember::covariance::isotropic> G(vec<float, 3>{}, 1.f);
+    static_assert(ember::finite_value_means_finite_x<ember::ula_kernel<decltype(G)>>);
+    for (bool simd : {false, true}) {
+      auto r = ember::sample(ember::ula(G, {.step_size = 2.5}) | ember::thin(5) | ember::record(),
+                             {.chains = 70, .steps = 400, .seed = 4}, ember::backend::cpu{.simd = simd});
+      INFO("simd " << simd);
+      CHECK(r.divergent_chains() == r.chains());
+      CHECK(all_finite(r));
+      for (std::int64_t c = 0; c < r.chains(); ++c) CHECK(r.diverged_at(c) > 0);
+    }
+  }
   SECTION("a step too large for some chains") {
     // η = 0.003: Euler is unstable where U'' ≈ 1200x² > 2/η, i.e. for chains that reach |x| ≳ 0.75.
     for (bool simd : {false, true}) {

@@ -268,13 +268,23 @@ class backend::cpu::storage {
     if (be.block < 0)
       throw std::invalid_argument("ember::backend::cpu: block must be 0 (automatic) or positive, got " +
                                   std::to_string(be.block));
-    // About 8 blocks per thread, but never fewer blocks than threads while there are whole
-    // batches to share: a run of 64 chains on 2 threads is 4 blocks of one batch, not 1 block.
-    std::int64_t blk = be.block > 0 ? be.block : std::max<std::int64_t>(W, (chains + 8 * nthreads_ - 1) / (8 * nthreads_));
-    // Whole batches per block, so a batch never straddles two blocks.
-    blk_ = (blk + W - 1) / W * W;
-    if (!be.simd) blk_ = blk;
-    nblocks_ = (chains + blk_ - 1) / blk_;
+    // Blocks are whole batches (`unit_` chains), so a batch never straddles two blocks. A user's
+    // `.block` is rounded up to whole batches. The automatic choice is about 8 blocks per thread
+    // (but never fewer blocks than threads while there are whole batches to share: 64 chains on 2
+    // threads are 4 blocks of one batch), their batches shared out evenly: block b has q or q + 1
+    // batches. (Equal blocks of ⌈batches / blocks⌉ left P1's 625 batches as 15 blocks of 40 and
+    // one of 25: 320 batches for one thread and 305 for the other, 2.4 % over an even split.)
+    unit_ = be.simd ? W : 1;
+    std::int64_t const units = (chains + unit_ - 1) / unit_;
+    if (be.block > 0) {
+      per_block_ = (be.block + unit_ - 1) / unit_;
+      nblocks_ = (units + per_block_ - 1) / per_block_;
+      extra_ = 0;
+    } else {
+      nblocks_ = std::min<std::int64_t>(units, 8 * std::int64_t(nthreads_));
+      per_block_ = units / nblocks_;
+      extra_ = units % nblocks_;
+    }
     // The second buffer is allocated by the first chunk (a run that is only started and read,
     // or loaded from a checkpoint, never needs it).
     a_.allocate(slots, (chains + W - 1) / W * W);
@@ -458,12 +468,14 @@ class backend::cpu::storage {
     run_parallel(nblocks_, [&](std::int64_t b) {
       detail::cpu_sink<P> sink{&a_, &b_, nullptr, chains_, nullptr, 0, 1.0,
                                obs_accept_.data(), obs_start_.data(), obs_end_.data(), obs_velocity_.data()};
-      body(b, b * blk_, std::min(chains_, (b + 1) * blk_), sink);
+      body(b, block_begin(b), std::min(chains_, block_begin(b + 1)), sink);
     });
   }
+  // First chain of block b: the first `extra_` blocks have one batch more.
+  std::int64_t block_begin(std::int64_t b) const { return unit_ * (b * per_block_ + std::min(b, extra_)); }
 
   cpu be_;
-  std::int64_t chains_ = 0, blk_ = 64, nblocks_ = 0;
+  std::int64_t chains_ = 0, nblocks_ = 0, unit_ = 1, per_block_ = 1, extra_ = 0;
   int nthreads_ = 1;
   // The committed arrays are mutable for one reason: a run read before its first chunk draws its
   // pending first states then (in `host() const`, as the CUDA backend copies back in its own).

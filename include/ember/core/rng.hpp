@@ -45,6 +45,10 @@ struct rng_traits<float> {
   // (int32)(b << 2): the low 30 bits of a word as a signed number, converted (rounded) to float.
   EMBER_HD static EMBER_INLINE float low30(u32 b) { return float(std::int32_t(b << 2)); }
   EMBER_HD static EMBER_INLINE bool bit(u32 v, std::uint32_t m) { return (v & m) != 0; }
+  // x with its sign bit flipped where bit 31 of v is set (−0 from +0: every path alike).
+  EMBER_HD static EMBER_INLINE float flip_sign(float x, u32 v) {
+    return bits_traits<float>::from_bits(bits_traits<float>::to_bits(x) ^ std::int32_t(v & 0x80000000u));
+  }
 };
 
 template <>
@@ -58,6 +62,10 @@ struct rng_traits<double> {
   EMBER_HD static EMBER_INLINE u32 lanes_from(std::uint32_t first) { return first; }
   EMBER_HD static EMBER_INLINE double low30(u32 b) { return double(std::int32_t(b << 2)); }
   EMBER_HD static EMBER_INLINE bool bit(u32 v, std::uint32_t m) { return (v & m) != 0; }
+  // x with its sign bit (bit 63) flipped where bit 31 of v is set.
+  EMBER_HD static EMBER_INLINE double flip_sign(double x, u32 v) {
+    return bits_traits<double>::from_bits(bits_traits<double>::to_bits(x) ^ (std::int64_t(v & 0x80000000u) << 32));
+  }
 };
 
 /// Four 32-bit words of Philox output.
@@ -124,8 +132,9 @@ EMBER_HD EMBER_INLINE philox_block<typename rng_traits<S>::u32> philox4x32_lanes
 /// without a general argument reduction, on integers: the quadrant q = ⌊b/2³⁰ + ½⌋ mod 4 is bits
 /// 31–30 of b + 2²⁹, and the rest, θ − qπ/2 = 2π·(b − q·2³⁰)/2³² ∈ [−π/4, π/4), is the low 30 bits
 /// of b as a signed number: t = (int32)(b << 2) · 2π/2³⁴ (the conversion rounds to T's precision,
-/// then one product). Taylor polynomials give t's sine and cosine and the quadrant swaps and
-/// negates. Float: sin of degree 7 fitted by the Remez exchange (2.3·10⁻⁹ with its coefficients rounded
+/// then one product). Polynomials give t's sine and cosine; the quadrant swaps them and flips
+/// their sign bits (an integer xor with bit 31 of b + 2²⁹ or b + 3·2²⁹, not a subtraction and a
+/// select: 1 % of P1's time, docs/performance.md). Float: sin of degree 7 fitted by the Remez exchange (2.3·10⁻⁹ with its coefficients rounded
 /// to float, against 1.1·10⁻⁹ for the Taylor polynomial of degree 9 it replaced; scripts/remez_sincos.py), cos
 /// the Taylor polynomial of degree 8 (2.4·10⁻⁸); double: Taylor, degrees 17 and 16,
 /// truncation below 10⁻¹⁷. Every a·b + c is an explicit `fmadd`, so one chain, a SIMD batch and a
@@ -167,9 +176,8 @@ EMBER_HD EMBER_INLINE void sincos_turn(typename rng_traits<S>::u32 b, S& s, S& c
   auto odd = R::bit(v, 0x40000000u);
   S sw = select(odd, ct, st);
   S cw = select(odd, st, ct);
-  // 0 − x rather than −x: xsimd negates by subtraction, so a zero comes out +0 on both paths.
-  s = select(R::bit(v, 0x80000000u), S(T(0)) - sw, sw);
-  c = select(R::bit(w, 0x80000000u), S(T(0)) - cw, cw);
+  s = R::flip_sign(sw, v);
+  c = R::flip_sign(cw, w);
 }
 
 /// Box–Muller: a uniform u in (0, 1] and a random 32-bit word b to two independent standard
@@ -196,14 +204,16 @@ struct chain_rng {
   u32 chain;                 // chain index of each lane
   std::uint32_t step;        // transition index, burn-in included
 
-  /// `D` independent standard normals for purpose `p`; ⌈D/4⌉ Philox blocks.
-  template <int D>
+  /// `D` independent standard normals for purpose `p`; ⌈D/4⌉ Philox blocks. `Unroll` false keeps
+  /// the blocks a loop everywhere (the same values): for draws made once per run, where unrolled
+  /// code would only cost compile time.
+  template <int D, bool Unroll = true>
   EMBER_HD EMBER_INLINE vec<S, D> normal(purpose p) const {
     vec<S, D> z;
 #if defined(__CUDA_ARCH__)
-    constexpr bool unroll = true;
+    constexpr bool unroll = Unroll;
 #else
-    constexpr bool unroll = D <= 16;
+    constexpr bool unroll = Unroll && D <= 16;
 #endif
     if constexpr (!unroll) {
       // On the host, normals beyond 16 live in memory anyway: unrolling ⌈D/4⌉ blocks of Philox,

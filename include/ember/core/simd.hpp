@@ -152,6 +152,9 @@ struct rng_traits<xsimd::batch<float, A>> {
     using I = xsimd::batch<std::int32_t, A>;
     return xsimd::bool_cast((xsimd::bitwise_cast<I>(v) & I(std::int32_t(m))) != I(0));
   }
+  static EMBER_INLINE S flip_sign(S x, u32 v) {
+    return xsimd::bitwise_cast<S>(xsimd::bitwise_cast<u32>(x) ^ (v & u32(0x80000000u)));
+  }
 };
 
 /// double batches: one chain per 64-bit lane, whose low 32 bits carry the Philox word
@@ -192,6 +195,9 @@ struct rng_traits<xsimd::batch<double, A>> {
   static EMBER_INLINE xsimd::batch_bool<double, A> bit(u32 v, std::uint32_t m) {
     using I = xsimd::batch<std::int64_t, A>;
     return xsimd::bool_cast((xsimd::bitwise_cast<I>(v) & I(std::int64_t(m))) != I(0));
+  }
+  static EMBER_INLINE S flip_sign(S x, u32 v) {
+    return xsimd::bitwise_cast<S>(xsimd::bitwise_cast<u32>(x) ^ ((v & u32(std::uint64_t(0x80000000u))) << 32));
   }
 };
 

@@ -98,6 +98,7 @@ template <class T, int D>
 struct gaussian<T, D, covariance::isotropic> {
   using value_type = T;
   static constexpr int dim = D;
+  static constexpr bool finite_value_means_finite_x = true;  // 1/σ² > 0 (fused_loop.hpp)
 
   vec<T, D> mean;
   T inv_var;
@@ -139,6 +140,7 @@ template <class T, int D>
 struct gaussian<T, D, covariance::diagonal> {
   using value_type = T;
   static constexpr int dim = D;
+  static constexpr bool finite_value_means_finite_x = true;  // 1/σ² > 0 (fused_loop.hpp)
 
   vec<T, D> mean;
   vec<T, D> inv_var;
@@ -228,17 +230,8 @@ void factor_covariance(Matrix const& C, Matrix& P, double& logdet) {
   P = llt.solve(Eigen::MatrixXd::Identity(n, n));
 }
 
-// Eigen's LLT and solve cost about 1.9 s of g++ (-O3) in every unit that constructs a
-// full-covariance gaussian (measured on the benchmark matrix's rotated_gaussian units: 4.8 →
-// 2.9 s without them). A program with many such units can compile them once: define
-// EMBER_EXTERN_FACTOR_COVARIANCE in every unit, and in exactly one unit write
-// EMBER_INSTANTIATE_FACTOR_COVARIANCE at namespace scope after including this header
-// (ember_add_benchmark_matrix does both, cmake/ember_benchmark_matrix.cmake).
-#if defined(EMBER_EXTERN_FACTOR_COVARIANCE)
-extern template void factor_covariance<Eigen::MatrixXd>(Eigen::MatrixXd const&, Eigen::MatrixXd&, double&);
-#endif
-#define EMBER_INSTANTIATE_FACTOR_COVARIANCE \
-  template void ember::detail::factor_covariance<Eigen::MatrixXd>(Eigen::MatrixXd const&, Eigen::MatrixXd&, double&);
+// Compiled once per program where many units construct full-covariance gaussians:
+// ember/host_templates.hpp.
 #endif
 
 }  // namespace detail
@@ -257,6 +250,8 @@ template <class T, int D, class Precision>
 struct gaussian<T, D, covariance::full, Precision> {
   using value_type = T;
   static constexpr int dim = D;
+  // Every (P r)ᵢ has P's positive diagonal on rᵢ: a non-finite rᵢ makes U non-finite (fused_loop.hpp).
+  static constexpr bool finite_value_means_finite_x = true;
 
   vec<T, D> mean;
   Precision precision;  ///< precision[i][j] = (Σ⁻¹)ᵢⱼ
