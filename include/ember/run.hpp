@@ -455,7 +455,7 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   detail::get_tunables(r, out.kernel_);
   auto& a = out.storage_.host_mutable();
   if (r.get<std::int64_t>() != a.stride) refuse("is corrupt (chain padding differs)");
-  a.slots = r.get_vector<T, detail::host_allocator<T>>(a.slots.size());
+  a.slots = r.get_vector<T, detail::host_allocator<T, false>>(a.slots.size());
   a.window = r.get_vector<T, detail::host_allocator<T>>(a.window.size());
   a.frozen = r.get_vector<std::uint8_t, detail::host_allocator<std::uint8_t>>(a.frozen.size());
   a.diverged_at = r.get_vector<std::int64_t, detail::host_allocator<std::int64_t>>(a.diverged_at.size());

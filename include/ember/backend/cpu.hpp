@@ -287,7 +287,7 @@ class backend::cpu::storage {
     }
     // The second buffer is allocated by the first chunk (a run that is only started and read,
     // or loaded from a checkpoint, never needs it).
-    a_.allocate(slots, (chains + W - 1) / W * W);
+    a_.allocate(slots, (chains + W - 1) / W * W, chains);
   }
 
   /// The chains' first states. From the default start x₀ ~ N(0, I) they are drawn by the first
@@ -332,7 +332,7 @@ class backend::cpu::storage {
         for (auto* v : {&obs_start_, &obs_end_, &obs_velocity_}) v->resize(std::size_t(D * a_.stride));
       }
     }
-    if (b_.stride != a_.stride) b_.allocate(slots, a_.stride);
+    if (b_.stride != a_.stride) b_.allocate(slots, a_.stride, chains_);
     bool const first = pending_ != nullptr;
     parallel([&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
       sink.samples = samples;

@@ -535,16 +535,16 @@ class backend::cuda::storage {
   // its three counter arrays already; chain_arrays::allocate sizes everything).
   void mirror() const {
     if (host_.stride == 0) {
-      host_.allocate(slots, stride_);
+      host_.allocate(slots, stride_, chains_);
       dirty_ = counters_dirty_ = true;
     }
   }
-  template <class V>
-  static void copy_back(device_vector<V> const& d, detail::host_vector<V>& h) {
+  template <class V, class A>
+  static void copy_back(device_vector<V> const& d, std::vector<V, A>& h) {
     detail::cuda_check(cudaMemcpy(h.data(), d.data(), h.size() * sizeof(V), cudaMemcpyDeviceToHost), "cudaMemcpy(state)");
   }
-  template <class V>
-  static void copy_to(detail::host_vector<V> const& h, device_vector<V>& d) {
+  template <class V, class A>
+  static void copy_to(std::vector<V, A> const& h, device_vector<V>& d) {
     detail::cuda_check(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice), "cudaMemcpy(state)");
   }
 
