@@ -190,6 +190,17 @@ ${calls}  });
   # compiles up to a fifth faster (core/config.hpp). The whole executable, so no pipeline is
   # compiled both ways.
   target_compile_definitions(${name} PRIVATE EMBER_CPU_SCALAR_PATH=0 EMBER_EXTERN_HOST_TEMPLATES)
+  # Most of a configuration's code is host code that runs once per transition or per run (the
+  # run object, its warm-up arithmetic, checks, copying the draws out); at -O3 it took two thirds
+  # of a unit's compile time. Under GCC the units are compiled at -O1, and EMBER_HOT_O3 gives the
+  # fused loops, with everything they inline, -O3 back (core/config.hpp; sampling speed measured
+  # the same, docs/benchmarking.md). nvcc's host pass likewise; device code is optimised by cicc
+  # and ptxas whatever -O says. main.cpp (the statistics of every row) keeps the build's level.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$")
+    target_compile_definitions(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:EMBER_HOT_O3>)
+    target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O1> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-O1>)
+    set_source_files_properties(${main} PROPERTIES COMPILE_OPTIONS -O3)
+  endif()
   target_include_directories(${name} SYSTEM PRIVATE ${EMBER_HANA_INCLUDE_DIR})
   # host_templates.hpp first: its extern declarations precede every use in the header.
   target_precompile_headers(${name} PRIVATE <ember/host_templates.hpp> ${header})

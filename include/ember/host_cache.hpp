@@ -25,9 +25,12 @@
 #include <cstdio>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
-#include <stdexcept>
 #include <new>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ember {
@@ -197,14 +200,81 @@ struct host_allocator {
 /// A std::vector in cached host memory.
 template <class T>
 using host_vector = std::vector<T, host_allocator<T>>;
-/// The same, its new elements left uninitialised (for arrays written in full once sized). A run
+/// A growable array of trivially copyable T in cached host memory whose new elements are left
+/// uninitialised, for arrays written in full once sized (recorded draws, per-chain state slots,
+/// a result's copies). Not a std::vector with a non-initialising allocator: std::vector grows by
+/// constructing each new element, a loop that only the optimiser removes, and that loop over a
+/// 12.8·10⁶-float recording cost 3 ms per advance in a translation unit built at -O1 (the
+/// benchmark matrix's, docs/benchmarking.md). Here `resize` moves the end and nothing else. A run
 /// reserves a whole advance of recorded draws up front (run.hpp), so no chunk regrows and copies
 /// them. Transparent huge pages were measured for recordings and left out (docs/performance.md,
 /// "Recording draws"): they cut a 51 MB recording's 12,500 page faults to 25, but the kernel
 /// compacts memory to find huge pages, which on this machine after hours of builds stalled some
 /// runs by tens of milliseconds; reusing freed memory removes the faults without that.
 template <class T>
-using host_buffer = std::vector<T, host_allocator<T, false>>;
+class host_buffer {
+  static_assert(std::is_trivially_copyable_v<T>, "ember::detail::host_buffer holds trivially copyable values only");
+
+ public:
+  using value_type = T;
+  host_buffer() = default;
+  explicit host_buffer(std::size_t n) { resize(n); }
+  host_buffer(host_buffer const& o) : host_buffer(o.n_) { copy_from(o.p_, o.n_); }
+  host_buffer(host_buffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), cap_(std::exchange(o.cap_, 0)) {}
+  host_buffer& operator=(host_buffer o) noexcept {  // copy or move, then swap
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    std::swap(cap_, o.cap_);
+    return *this;
+  }
+  ~host_buffer() {
+    if (p_) host_allocator<T, false>().deallocate(p_, cap_);
+  }
+
+  T* data() noexcept { return p_; }
+  T const* data() const noexcept { return p_; }
+  std::size_t size() const noexcept { return n_; }
+  std::size_t capacity() const noexcept { return cap_; }
+  bool empty() const noexcept { return n_ == 0; }
+  T* begin() noexcept { return p_; }
+  T* end() noexcept { return p_ + n_; }
+  T const* begin() const noexcept { return p_; }
+  T const* end() const noexcept { return p_ + n_; }
+  T& operator[](std::size_t i) noexcept { return p_[i]; }
+  T const& operator[](std::size_t i) const noexcept { return p_[i]; }
+  T const& at(std::size_t i) const {
+    if (i >= n_) throw std::out_of_range("ember::detail::host_buffer::at: index past the end");
+    return p_[i];
+  }
+
+  /// Element-wise, as std::vector's.
+  friend bool operator==(host_buffer const& a, host_buffer const& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+  /// Room for n elements; the first size() keep their values.
+  void reserve(std::size_t n) {
+    if (n <= cap_) return;
+    T* q = host_allocator<T, false>().allocate(n);
+    if (n_) std::memcpy(static_cast<void*>(q), static_cast<void const*>(p_), n_ * sizeof(T));
+    if (p_) host_allocator<T, false>().deallocate(p_, cap_);
+    p_ = q;
+    cap_ = n;
+  }
+  /// n elements: the first min(n, size()) keep their values, any new ones are uninitialised.
+  void resize(std::size_t n) {
+    if (n > cap_) reserve(std::max(n, 2 * cap_));
+    n_ = n;
+  }
+
+ private:
+  void copy_from(T const* q, std::size_t n) {
+    if (n) std::memcpy(static_cast<void*>(p_), static_cast<void const*>(q), n * sizeof(T));
+  }
+  T* p_ = nullptr;
+  std::size_t n_ = 0, cap_ = 0;
+};
 
 }  // namespace detail
 

@@ -8,6 +8,7 @@
 
 #include "support/message_of.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -15,8 +16,10 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 using ember::vec;
@@ -370,4 +373,51 @@ TEST_CASE("host memory is reused across runs, with the same bits as fresh memory
   ember::release_host_cache();
   CHECK(ember::host_cache().cached_bytes == 0);
   ember::set_host_cache_limit(saved);
+}
+
+TEST_CASE("host_buffer keeps its values through growth, copies and moves, and grows without touching new elements",
+          "[run][host_cache]") {
+  using buffer = ember::detail::host_buffer<double>;
+  buffer a;
+  CHECK(a.empty());
+  CHECK(a.data() == nullptr);
+  a.resize(5);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = double(i) + 0.5;
+  double const* first = a.data();
+  a.reserve(4);  // less than held: nothing moves
+  CHECK(a.data() == first);
+  a.resize(3);   // shrinking keeps the prefix and the memory
+  CHECK(a.size() == 3);
+  CHECK(a.data() == first);
+  a.resize(1000);  // past the capacity: the prefix moves with it
+  REQUIRE(a.size() == 1000);
+  CHECK(a.capacity() >= 1000);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(a[i] == double(i) + 0.5);
+  for (std::size_t i = 3; i < a.size(); ++i) a[i] = -double(i);
+  buffer b = a;  // a copy: equal values, its own memory
+  REQUIRE(b.size() == a.size());
+  CHECK(b.data() != a.data());
+  CHECK(std::equal(a.begin(), a.end(), b.begin()));
+  b[0] = 42;
+  CHECK(a[0] == 0.5);
+  double const* held = b.data();
+  buffer c = std::move(b);  // a move takes the memory and leaves an empty buffer
+  CHECK(c.data() == held);
+  CHECK(b.empty());
+  CHECK(b.data() == nullptr);
+  c = a;  // assignment copies
+  CHECK(c == a);
+  c[7] = 1e300;
+  CHECK_FALSE(c == a);
+  c = a;
+  CHECK(c.at(999) == -999.0);
+  CHECK_THROWS_AS(c.at(1000), std::out_of_range);
+  // Views: a std::span over it, and the checkpoint format's round trip.
+  std::span<double const> view = c;
+  CHECK(view.size() == 1000);
+  ember::detail::byte_writer w;
+  w.put_vector(c);
+  ember::detail::byte_reader r{w.bytes, "memory"};
+  auto back = r.get_vector<double, buffer>(1000);
+  CHECK(std::equal(back.begin(), back.end(), c.begin(), c.end()));
 }

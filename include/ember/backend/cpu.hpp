@@ -367,6 +367,12 @@ class backend::cpu::storage {
 
   /// Σ over chains of `f(c, acc)`, in a fixed order: tiles of 256 chains each summed in chain
   /// order (in parallel), then the tiles in order.
+  /// One tile of `reduce`: f over chains [begin, end) into p. Warm-up runs it every transition
+  /// over every chain, so it is hot (EMBER_HOT, core/config.hpp).
+  template <class F>
+  static EMBER_HOT void reduce_tile(F const& f, std::int64_t begin, std::int64_t end, double* p) {
+    for (std::int64_t c = begin; c < end; ++c) f(c, p);
+  }
   template <class F>
   void reduce(F const& f, double* result) const {
     constexpr int N = F::size;
@@ -374,8 +380,7 @@ class backend::cpu::storage {
     std::int64_t const tiles = (chains_ + tile - 1) / tile;
     std::vector<double> part(std::size_t(tiles) * N, 0.0);
     auto body = [&](std::int64_t t) {
-      double* p = part.data() + std::size_t(t) * N;
-      for (std::int64_t c = t * tile; c < std::min(chains_, (t + 1) * tile); ++c) f(c, p);
+      reduce_tile(f, t * tile, std::min(chains_, (t + 1) * tile), part.data() + std::size_t(t) * N);
     };
     // Waking the thread team costs more than a small reduction: below ~10⁵ values the calling
     // thread does it alone (the same tiles in the same order, so the same sums).

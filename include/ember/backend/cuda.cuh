@@ -540,11 +540,11 @@ class backend::cuda::storage {
     }
   }
   template <class V, class A>
-  static void copy_back(device_vector<V> const& d, std::vector<V, A>& h) {
+  static void copy_back(device_vector<V> const& d, A& h) {  // A: a std::vector or detail::host_buffer of V
     detail::cuda_check(cudaMemcpy(h.data(), d.data(), h.size() * sizeof(V), cudaMemcpyDeviceToHost), "cudaMemcpy(state)");
   }
   template <class V, class A>
-  static void copy_to(std::vector<V, A> const& h, device_vector<V>& d) {
+  static void copy_to(A const& h, device_vector<V>& d) {
     detail::cuda_check(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice), "cudaMemcpy(state)");
   }
 

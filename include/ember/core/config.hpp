@@ -33,6 +33,19 @@
 #define EMBER_UNROLL
 #endif
 
+/// EMBER_HOT marks the code a run spends its time in: the fused loops (pipeline/fused_loop.hpp)
+/// and the CPU backend's warm-up reductions. Where EMBER_HOT_O3 is defined (bench/matrix's
+/// configurations, whose units are built at -O1 to compile in about two thirds of the time),
+/// on GCC's host pass, it is `optimize("O3"), flatten`: the function is compiled at -O3 with
+/// everything it calls inlined into it (the kernel's step, the energy, the RNG), so it is the
+/// same code as in a -O3 unit; sampling and warm-up times measured level (docs/benchmarking.md).
+/// Elsewhere it is nothing.
+#if defined(EMBER_HOT_O3) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)
+#define EMBER_HOT __attribute__((optimize("O3"), flatten))
+#else
+#define EMBER_HOT
+#endif
+
 /// EMBER_CPU_SCALAR_PATH, 1 (default) or 0: 0 compiles `backend::cpu` without its
 /// one-chain-at-a-time path, which only `backend::cpu{.simd = false}` takes (a SIMD run masks the
 /// lanes of its last partial batch instead); `.simd = false` then throws before any chain is

@@ -21,8 +21,11 @@ struct byte_writer {
     static_assert(std::is_trivially_copyable_v<V>);
     bytes.append(reinterpret_cast<char const*>(&v), sizeof v);
   }
-  template <class V, class A>
-  void put_vector(std::vector<V, A> const& v) {
+  /// Any contiguous array of trivially copyable values (std::vector, detail::host_buffer).
+  template <class Array>
+  void put_vector(Array const& v) {
+    using V = typename Array::value_type;
+    static_assert(std::is_trivially_copyable_v<V>);
     put(std::uint64_t(v.size()));
     bytes.append(reinterpret_cast<char const*>(v.data()), v.size() * sizeof(V));
   }
@@ -52,15 +55,16 @@ struct byte_reader {
     std::memcpy(&v, bytes.data() + pos, sizeof v);
     pos += sizeof v;
   }
-  template <class V, class A = std::allocator<V>>
-  std::vector<V, A> get_vector(std::uint64_t expected = ~std::uint64_t(0)) {
+  /// An array written by put_vector, as an `Array` of V (std::vector<V> unless named).
+  template <class V, class Array = std::vector<V>>
+  Array get_vector(std::uint64_t expected = ~std::uint64_t(0)) {
     auto n = get<std::uint64_t>();
     if (expected != ~std::uint64_t(0) && n != expected)
       throw std::runtime_error("ember::run::load: " + path + " is corrupt (an array has " + std::to_string(n) +
                                " entries where " + std::to_string(expected) + " are expected)");
     if (n > (bytes.size() - pos) / sizeof(V)) need(std::size_t(-1) / 2);
-    std::vector<V, A> v(n);
-    std::memcpy(v.data(), bytes.data() + pos, n * sizeof(V));
+    Array v(n);
+    if (n) std::memcpy(static_cast<void*>(v.data()), bytes.data() + pos, n * sizeof(V));
     pos += n * sizeof(V);
     return v;
   }

@@ -93,7 +93,7 @@ EMBER_HD EMBER_INLINE T const& opaque(T const& x) {
 enum class observe { nothing, acceptance, trajectory };
 
 template <class S, observe Observe = observe::nothing, class Kernel, class Sink>
-EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& chunk_ref, std::uint32_t chain, Sink& sink) {
+EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref, std::uint32_t chain, Sink& sink) {
   // A copy: through the reference, every step would reload the key and the bounds (the sink's
   // calls might change them), and Philox's first two rounds, loop-invariant for a known key, would
   // stay in the loop.
@@ -163,7 +163,7 @@ EMBER_HD void fused_chunk(Kernel const& kernel, chunk const& chunk_ref, std::uin
 /// `init(x, rng)` and gets the stream of step 0; purpose::init there is the default start's, so
 /// such a kernel draws with a purpose of its own.
 template <class S, class Kernel, class Sink>
-EMBER_HD void fused_init(Kernel const& kernel, vec<S, Kernel::dim> const& x0, std::uint64_t key, std::uint32_t chain,
+EMBER_HD EMBER_HOT void fused_init(Kernel const& kernel, vec<S, Kernel::dim> const& x0, std::uint64_t key, std::uint32_t chain,
                          Sink& sink) {
   auto s = [&] {
     if constexpr (requires { kernel.init(x0, make_chain_rng<S>(key, chain, 0)); })
