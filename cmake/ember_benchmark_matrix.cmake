@@ -193,12 +193,15 @@ ${calls}  });
   # Most of a configuration's code is host code that runs once per transition or per run (the
   # run object, its warm-up arithmetic, checks, copying the draws out); at -O3 it took two thirds
   # of a unit's compile time. Under GCC the units are compiled at -O1, and EMBER_HOT_O3 gives the
-  # fused loops, with everything they inline, -O3 back (core/config.hpp; sampling speed measured
-  # the same, docs/benchmarking.md). nvcc's host pass likewise; device code is optimised by cicc
-  # and ptxas whatever -O says. main.cpp (the statistics of every row) keeps the build's level.
+  # fused loops and the warm-up reduction, with everything they inline, -O3 back (core/config.hpp;
+  # sampling and warm-up times measured level, docs/benchmarking.md). main.cpp (the statistics
+  # of every row) keeps -O3. For a CUDA unit's host pass the same needs nvcc's own -O (device code
+  # is optimised by cicc and ptxas whatever -O says), which comes from CMAKE_CUDA_FLAGS_RELEASE;
+  # -Xcompiler=-O1 would lose to it (nvcc passes it first), so bench/matrix/CMakeLists.txt sets
+  # that directory variable instead.
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$")
     target_compile_definitions(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:EMBER_HOT_O3>)
-    target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O1> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-O1>)
+    target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O1>)
     set_source_files_properties(${main} PROPERTIES COMPILE_OPTIONS -O3)
   endif()
   target_include_directories(${name} SYSTEM PRIVATE ${EMBER_HANA_INCLUDE_DIR})
