@@ -199,7 +199,7 @@ ${calls}  });
   # is optimised by cicc and ptxas whatever -O says), which comes from CMAKE_CUDA_FLAGS_RELEASE;
   # -Xcompiler=-O1 would lose to it (nvcc passes it first), so bench/matrix/CMakeLists.txt sets
   # that directory variable instead.
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo|MinSizeRel)$")
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "Release")
     target_compile_definitions(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:EMBER_HOT_O3>)
     target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O1>)
     set_source_files_properties(${main} PROPERTIES COMPILE_OPTIONS -O3)

@@ -263,7 +263,7 @@ TEST_CASE("custom energies on a SIMD batch agree with the scalar path lane by la
 
 namespace {
 // A 3-d Gaussian written by hand: means (1, −0.5, 2), standard deviations (1, 0.5, 2), independent.
-constexpr std::array<double, 3> true_mean{1, -0.5, 2}, true_sd{1, 0.5, 2};
+constexpr std::array<double, 3> true_mean{1, -0.5, 2};
 auto gaussian_lambda() {
   return custom_energy<3>([](auto const& x) {
     return 0.5f * ((x[0] - 1.f) * (x[0] - 1.f) + 4.f * (x[1] + 0.5f) * (x[1] + 0.5f) +

@@ -541,10 +541,12 @@ class backend::cuda::storage {
   }
   template <class V, class A>
   static void copy_back(device_vector<V> const& d, A& h) {  // A: a std::vector or detail::host_buffer of V
+    static_assert(std::is_same_v<typename A::value_type, V>, "ember: a host copy of device memory needs the same element type");
     detail::cuda_check(cudaMemcpy(h.data(), d.data(), h.size() * sizeof(V), cudaMemcpyDeviceToHost), "cudaMemcpy(state)");
   }
   template <class V, class A>
   static void copy_to(A const& h, device_vector<V>& d) {
+    static_assert(std::is_same_v<typename A::value_type, V>, "ember: a device copy of host memory needs the same element type");
     detail::cuda_check(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(V), cudaMemcpyHostToDevice), "cudaMemcpy(state)");
   }
 

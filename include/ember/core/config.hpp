@@ -37,8 +37,9 @@
 /// and the CPU backend's warm-up reductions. Where EMBER_HOT_O3 is defined (bench/matrix's
 /// configurations, whose units are built at -O1 to compile in about two thirds of the time),
 /// on GCC's host pass, it is `optimize("O3"), flatten`: the function is compiled at -O3 with
-/// everything it calls inlined into it (the kernel's step, the energy, the RNG), so it is the
-/// same code as in a -O3 unit; sampling and warm-up times measured level (docs/benchmarking.md).
+/// everything it calls inlined into it (the kernel's step, the energy, the RNG), so it is
+/// optimised as in a -O3 unit (not always to the same bits: in double GCC contracts a few
+/// multiply-adds differently); sampling and warm-up times measured level (docs/benchmarking.md).
 /// Elsewhere it is nothing.
 #if defined(EMBER_HOT_O3) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)
 #define EMBER_HOT __attribute__((optimize("O3"), flatten))
