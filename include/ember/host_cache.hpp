@@ -160,22 +160,16 @@ class host_block_cache {
 };
 
 /// The allocator of ember's host arrays (per-chain arrays, results, recorded draws): blocks of
-/// 64 KiB or more through the cache above, 64-byte aligned. With `Init` (the default) new
-/// elements are value-initialised as by std::allocator; without it they are left uninitialised,
-/// for arrays written in full right after they are sized (recorded draws: each written by the
-/// chunk that keeps it; a result's final states and counters: copied from the run), which a
-/// zero fill would only write twice.
-template <class T, bool Init = true>
+/// 64 KiB or more through the cache above, 64-byte aligned. New elements of a `host_vector` are
+/// value-initialised as by std::allocator; arrays written in full once sized are `host_buffer`s
+/// (below), which take the same memory and leave them unfilled.
+template <class T>
 struct host_allocator {
   using value_type = T;
-  template <class U>
-  struct rebind {
-    using other = host_allocator<U, Init>;
-  };
 
   host_allocator() = default;
   template <class U>
-  host_allocator(host_allocator<U, Init> const&) noexcept {}
+  host_allocator(host_allocator<U> const&) noexcept {}
 
   T* allocate(std::size_t n) {
     if (n > std::size_t(PTRDIFF_MAX) / sizeof(T)) throw std::bad_array_new_length();
@@ -183,16 +177,8 @@ struct host_allocator {
   }
   void deallocate(T* p, std::size_t n) noexcept { host_block_cache::instance().deallocate(p, n * sizeof(T)); }
 
-  template <class U, class... A>
-  void construct(U* p, A&&... a) {
-    if constexpr (sizeof...(A) == 0 && !Init)
-      ::new (static_cast<void*>(p)) U;  // default-initialisation: no zero fill for arithmetic U
-    else
-      ::new (static_cast<void*>(p)) U(static_cast<A&&>(a)...);
-  }
-
   template <class U>
-  bool operator==(host_allocator<U, Init> const&) const noexcept {
+  bool operator==(host_allocator<U> const&) const noexcept {
     return true;
   }
 };
@@ -219,7 +205,9 @@ class host_buffer {
   using value_type = T;
   host_buffer() = default;
   explicit host_buffer(std::size_t n) { resize(n); }
-  host_buffer(host_buffer const& o) : host_buffer(o.n_) { copy_from(o.p_, o.n_); }
+  host_buffer(host_buffer const& o) : host_buffer(o.n_) {
+    if (n_) std::memcpy(static_cast<void*>(p_), static_cast<void const*>(o.p_), n_ * sizeof(T));
+  }
   host_buffer(host_buffer&& o) noexcept
       : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), cap_(std::exchange(o.cap_, 0)) {}
   host_buffer& operator=(host_buffer o) noexcept {  // copy or move, then swap
@@ -229,7 +217,7 @@ class host_buffer {
     return *this;
   }
   ~host_buffer() {
-    if (p_) host_allocator<T, false>().deallocate(p_, cap_);
+    if (p_) host_allocator<T>().deallocate(p_, cap_);
   }
 
   T* data() noexcept { return p_; }
@@ -256,9 +244,9 @@ class host_buffer {
   /// Room for n elements; the first size() keep their values.
   void reserve(std::size_t n) {
     if (n <= cap_) return;
-    T* q = host_allocator<T, false>().allocate(n);
+    T* q = host_allocator<T>().allocate(n);
     if (n_) std::memcpy(static_cast<void*>(q), static_cast<void const*>(p_), n_ * sizeof(T));
-    if (p_) host_allocator<T, false>().deallocate(p_, cap_);
+    if (p_) host_allocator<T>().deallocate(p_, cap_);
     p_ = q;
     cap_ = n;
   }
@@ -269,9 +257,6 @@ class host_buffer {
   }
 
  private:
-  void copy_from(T const* q, std::size_t n) {
-    if (n) std::memcpy(static_cast<void*>(p_), static_cast<void const*>(q), n * sizeof(T));
-  }
   T* p_ = nullptr;
   std::size_t n_ = 0, cap_ = 0;
 };

@@ -375,8 +375,7 @@ TEST_CASE("host memory is reused across runs, with the same bits as fresh memory
   ember::set_host_cache_limit(saved);
 }
 
-TEST_CASE("host_buffer keeps its values through growth, copies and moves, and grows without touching new elements",
-          "[run][host_cache]") {
+TEST_CASE("host_buffer keeps its values through growth, shrinking, copies and moves", "[run][host_cache]") {
   using buffer = ember::detail::host_buffer<double>;
   buffer a;
   CHECK(a.empty());

@@ -365,14 +365,14 @@ class backend::cpu::storage {
     return out;
   }
 
-  /// Σ over chains of `f(c, acc)`, in a fixed order: tiles of 256 chains each summed in chain
-  /// order (in parallel), then the tiles in order.
   /// One tile of `reduce`: f over chains [begin, end) into p. Warm-up runs it every transition
   /// over every chain, so it is hot (EMBER_HOT, core/config.hpp).
   template <class F>
   static EMBER_HOT void reduce_tile(F const& f, std::int64_t begin, std::int64_t end, double* p) {
     for (std::int64_t c = begin; c < end; ++c) f(c, p);
   }
+  /// Σ over chains of `f(c, acc)`, in a fixed order: tiles of 256 chains each summed in chain
+  /// order (in parallel), then the tiles in order.
   template <class F>
   void reduce(F const& f, double* result) const {
     constexpr int N = F::size;
