@@ -129,7 +129,7 @@ int main(int argc, char** argv) try {
   }
   {
     rotated_gaussian<double> t;
-    Eigen::MatrixXd S = t.covariance_matrix();
+    auto const S = t.covariance_matrix();
     std::string rows = "[";
     for (int i = 0; i < 100; ++i) {
       std::vector<double> row(100);

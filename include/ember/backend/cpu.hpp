@@ -67,6 +67,18 @@ struct cpu {
 
 namespace detail {
 
+#if defined(__CUDACC__)
+// The width in bytes of the batch xsimd picks by default for the host compiler's target
+// (AVX-512: 64, AVX: 32, SSE2 or NEON: 16), for the padding of a .cu unit's CPU arrays.
+#if defined(__AVX512F__)
+inline constexpr std::size_t host_batch_bytes = 64;
+#elif defined(__AVX__)
+inline constexpr std::size_t host_batch_bytes = 32;
+#else
+inline constexpr std::size_t host_batch_bytes = 16;
+#endif
+#endif
+
 // The sink of one block of chains for one chunk: loads each batch's state from `in`, stores it
 // to `out` (a run swaps the two only when the whole chunk succeeded), writes kept draws and sums
 // tracked diagnostics of the block.
@@ -114,15 +126,19 @@ struct cpu_sink {
   mask_t<S> real() const {
     if constexpr (width<S>() == 1)
       return true;
+#if !defined(__CUDACC__)  // nvcc: the one-chain path only, and no xsimd (core/simd.hpp)
     else
       return lane_index<S>() < S(T(lanes));
+#endif
   }
   template <class S>
   static double total(S const& v) {
     if constexpr (width<S>() == 1)
       return double(v);
+#if !defined(__CUDACC__)
     else
       return double(xsimd::hadd(v));
+#endif
   }
   template <class S>
   static void lanes_of(S const& v, T* dst) {
@@ -246,8 +262,14 @@ class backend::cpu::storage {
  public:
   using T = typename P::value_type;
   static constexpr int D = P::dim;
+#if !defined(__CUDACC__)
   using B = simd_batch<T>;
   static constexpr std::int64_t W = std::int64_t(B::size);
+#else
+  // nvcc runs the one-chain path and does not parse xsimd; the arrays keep the padding of the
+  // batch xsimd would pick for the host compiler's target (detail::host_batch_bytes).
+  static constexpr std::int64_t W = std::int64_t(detail::host_batch_bytes / sizeof(T));
+#endif
   using kernel_type = typename P::kernel_type;
   static constexpr int slots = decltype(std::declval<kernel_type const&>().init(vec<T, D>{}))::slots;
 

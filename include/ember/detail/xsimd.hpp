@@ -6,14 +6,17 @@
 /// -Wuninitialized warnings located in those headers. The pragmas cover only the lines of the
 /// headers included here, so a user's own uninitialised variables are still reported. The raw
 /// AVX-512 intrinsics that ember uses outside xsimd (diagnostics/detail/rank_normalizer.hpp) come
-/// from here too, under the same pragmas.
+/// from here too, under the same pragmas. nvcc sees only those: xsimd is host-compiler code.
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+// Not under nvcc, which never instantiates a batch (core/simd.hpp); the intrinsics still are.
+#if !defined(__CUDACC__)
 #include <xsimd/xsimd.hpp>
+#endif
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif

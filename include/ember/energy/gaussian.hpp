@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdio>
 #include <limits>
@@ -20,30 +21,8 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
-// Eigen factorises covariances in host-only constructors; it never enters device code. Under
-// nvcc, Eigen (when ember includes it first) is told so, or it marks itself __host__ __device__
-// and nvcc warns on every defaulted member.
-#if defined(__CUDACC__) && !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_NO_CUDA)
-#define EIGEN_NO_CUDA
-#endif
-// Eigen must be configured alike in every translation unit of a program: its vectorisation and
-// alignment follow -march, and .cpp files built with -march=native and .cu files without it
-// otherwise link mismatched instances of the same templates. ember's CMake target defines these
-// for every consumer; this is the fallback for builds without it (include ember before Eigen).
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_DONT_VECTORIZE)
-#define EIGEN_DONT_VECTORIZE
-#endif
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_ALIGN_BYTES)
-#define EIGEN_MAX_ALIGN_BYTES 16
-#endif
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_STATIC_ALIGN_BYTES)
-#define EIGEN_MAX_STATIC_ALIGN_BYTES 16
-#endif
-#if !defined(__CUDA_ARCH__)
-#include <Eigen/Cholesky>
-#include <Eigen/Core>
-#endif
 
 namespace ember {
 
@@ -183,56 +162,49 @@ struct gaussian<T, D, covariance::diagonal> {
 
 namespace detail {
 
-#if !defined(__CUDA_ARCH__)
-// Checks Σ (finite, symmetric, positive definite) and factorises it with Eigen's LLT in double:
-// returns P = Σ⁻¹ and log det Σ. Positive definite means every Cholesky pivot Lⱼⱼ² is above
-// rounding: Lⱼⱼ² > 4·D·ε·Σⱼⱼ, relative to the pivot's own diagonal entry, so a badly scaled
-// SPD matrix (diag(1, 1e-12)) passes and a rank-deficient one (pivot ~ ε·Σⱼⱼ) does not.
-// A template only so that a translation unit without a full-covariance gaussian never
-// instantiates Eigen's LLT (1.2 s of g++ in every unit that includes this header, measured).
-template <class Matrix = Eigen::MatrixXd>
-void factor_covariance(Matrix const& C, Matrix& P, double& logdet) {
-  Eigen::Index const n = C.rows();
-  double scale = 0;
-  for (Eigen::Index i = 0; i < n; ++i)
-    for (Eigen::Index j = 0; j < n; ++j) {
-      if (!std::isfinite(C(i, j)))
-        throw std::invalid_argument("ember::gaussian: the covariance has a non-finite entry");
-      scale = std::fmax(scale, std::fabs(C(i, j)));
-    }
-  for (Eigen::Index i = 0; i < n; ++i)
-    for (Eigen::Index j = 0; j < i; ++j)
-      if (std::fabs(C(i, j) - C(j, i)) > 1e-6 * std::fmax(std::sqrt(std::fabs(C(i, i) * C(j, j))), 1e-300))
-        throw std::invalid_argument("ember::gaussian: the covariance is not symmetric (entry (" + std::to_string(i) +
-                                    ", " + std::to_string(j) + "))");
-  double const tiny = 4 * double(n) * std::numeric_limits<double>::epsilon();
-  Eigen::LLT<Eigen::MatrixXd> llt(C);
-  bool ok = llt.info() == Eigen::Success;
-  if (ok) {
-    auto const& L = llt.matrixLLT();
-    for (Eigen::Index j = 0; j < n; ++j) ok = ok && L(j, j) * L(j, j) > tiny * C(j, j);
-  }
-  if (!ok) {
-    // Find the first bad pivot, for the message: an unblocked Cholesky (only on this error path).
-    Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n, n);
-    for (Eigen::Index j = 0; j < n; ++j) {
-      double d = C(j, j) - L.row(j).head(j).squaredNorm();
-      if (!(d > tiny * C(j, j)))
-        throw std::invalid_argument("ember::gaussian: the covariance is not positive definite (Cholesky pivot " +
-                                    std::to_string(j) + " is " + number_g(d) + ")");
-      L(j, j) = std::sqrt(d);
-      for (Eigen::Index i = j + 1; i < n; ++i) L(i, j) = (C(i, j) - L.row(i).head(j).dot(L.row(j).head(j))) / L(j, j);
-    }
-    throw std::invalid_argument("ember::gaussian: the covariance is not positive definite");
-  }
-  logdet = 0;
-  for (Eigen::Index j = 0; j < n; ++j) logdet += 2 * std::log(llt.matrixLLT()(j, j));
-  P = llt.solve(Eigen::MatrixXd::Identity(n, n));
-}
+// A row-major n × n matrix of doubles: a covariance on its way to the factorisation (and what
+// targets that build one return). Any Eigen matrix or expression works where this does.
+struct square_matrix {
+  int n = 0;
+  std::vector<double> a;
+  explicit square_matrix(int size = 0) : n(size), a(std::size_t(size) * std::size_t(size), 0.0) {}
+  int rows() const { return n; }
+  int cols() const { return n; }
+  double& operator()(int i, int j) { return a[std::size_t(i) * std::size_t(n) + std::size_t(j)]; }
+  double operator()(int i, int j) const { return a[std::size_t(i) * std::size_t(n) + std::size_t(j)]; }
+};
 
-// Compiled once per program where many units construct full-covariance gaussians:
-// ember/host_templates.hpp.
-#endif
+// Checks Σ (finite, symmetric, positive definite) and factorises it with Eigen's LLT in double:
+// P = Σ⁻¹ and log det Σ. Declared here, defined in energy/detail/factor_covariance.hpp, the one
+// header of ember's energies that includes Eigen. This header includes it at its end unless
+// EMBER_EXTERN_HOST_TEMPLATES says that one unit of the program instantiates it
+// (host_templates.hpp): such a program's .cu units never parse Eigen (docs/benchmarking.md).
+// A template so that it can be declared without being defined, and so that a unit without a
+// full-covariance gaussian instantiates nothing of Eigen.
+template <class Matrix = square_matrix>
+void factor_covariance(Matrix const& C, Matrix& P, double& logdet);
+
+// Dense inputs of the full gaussian, matched by their members, so this header needs no Eigen:
+// an Eigen matrix or expression (evaluated first), `square_matrix`, or anything with rows(),
+// cols() and m(i, j); a vector with size() and v(i). A `vec` is neither (it has v[i]).
+template <class M>
+concept dense_matrix = requires(M const& m) {
+  { m.rows() } -> std::convertible_to<long>;
+  { m.cols() } -> std::convertible_to<long>;
+  double(m(0, 0));
+};
+template <class V>
+concept dense_vector = requires(V const& v) {
+  { v.size() } -> std::convertible_to<long>;
+  double(v(0));
+};
+template <class M>
+decltype(auto) evaluated(M const& m) {
+  if constexpr (requires { m.eval(); })
+    return m.eval();  // an Eigen expression's coefficients, computed once (a plain matrix: itself)
+  else
+    return (m);
+}
 
 }  // namespace detail
 
@@ -260,7 +232,7 @@ struct gaussian<T, D, covariance::full, Precision> {
   gaussian(vec<T, D> const& mu, std::array<std::array<T, D>, D> const& cov) : mean(mu) {
 #if !defined(__CUDA_ARCH__)
     detail::require_finite_entries(mu, "ember::gaussian", "mean");
-    Eigen::MatrixXd C(D, D);
+    detail::square_matrix C(D);
     for (int i = 0; i < D; ++i)
       for (int j = 0; j < D; ++j) C(i, j) = double(cov[i][j]);
     init(C);
@@ -268,22 +240,24 @@ struct gaussian<T, D, covariance::full, Precision> {
   }
 
 #if !defined(__CUDA_ARCH__)
-  /// μ as a `vec`, Σ as any Eigen matrix expression (fixed or dynamic size; must be D × D).
-  template <class DC>
-  gaussian(vec<T, D> const& mu, Eigen::MatrixBase<DC> const& cov) : mean(mu) {
+  /// μ as a `vec`, Σ as any Eigen matrix or expression (fixed or dynamic size; must be D × D),
+  /// or anything else with rows(), cols() and Σ(i, j).
+  template <detail::dense_matrix M>
+  gaussian(vec<T, D> const& mu, M const& cov) : mean(mu) {
     detail::require_finite_entries(mu, "ember::gaussian", "mean");
-    init(to_double(cov));
+    init(to_double(detail::evaluated(cov)));
   }
   /// μ and Σ as Eigen objects: `gaussian(Eigen::Vector3f{...}, Eigen::Matrix3f{...})`, or with
   /// dynamic sizes `gaussian<double, 512>(Eigen::VectorXd, Eigen::MatrixXd)`. Sizes are checked.
-  template <class DM, class DC>
-  gaussian(Eigen::MatrixBase<DM> const& mu, Eigen::MatrixBase<DC> const& cov) {
-    if (mu.size() != D)
+  template <detail::dense_vector V, detail::dense_matrix M>
+  gaussian(V const& mu, M const& cov) {
+    decltype(auto) m = detail::evaluated(mu);
+    if (long(m.size()) != D)
       throw std::invalid_argument("ember::gaussian<T, " + std::to_string(D) + ">: the mean has " +
-                                  std::to_string(mu.size()) + " entries");
-    for (int i = 0; i < D; ++i) mean[i] = T(mu(i));
+                                  std::to_string(long(m.size())) + " entries");
+    for (int i = 0; i < D; ++i) mean[i] = T(m(i));
     detail::require_finite_entries(mean, "ember::gaussian", "mean");
-    init(to_double(cov));
+    init(to_double(detail::evaluated(cov)));
   }
 #endif
 
@@ -359,15 +333,18 @@ struct gaussian<T, D, covariance::full, Precision> {
 
  private:
 #if !defined(__CUDA_ARCH__)
-  template <class DC>
-  static Eigen::MatrixXd to_double(Eigen::MatrixBase<DC> const& cov) {
-    if (cov.rows() != D || cov.cols() != D)
+  template <class M>
+  static detail::square_matrix to_double(M const& cov) {
+    if (long(cov.rows()) != D || long(cov.cols()) != D)
       throw std::invalid_argument("ember::gaussian<T, " + std::to_string(D) + ">: the covariance is " +
-                                  std::to_string(cov.rows()) + " x " + std::to_string(cov.cols()));
-    return cov.template cast<double>();
+                                  std::to_string(long(cov.rows())) + " x " + std::to_string(long(cov.cols())));
+    detail::square_matrix C(D);
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j < D; ++j) C(i, j) = double(cov(i, j));
+    return C;
   }
-  void init(Eigen::MatrixXd const& C) {
-    Eigen::MatrixXd P;
+  void init(detail::square_matrix const& C) {
+    detail::square_matrix P;
     double logdet = 0;
     detail::factor_covariance(C, P, logdet);
     // Σ⁻¹ must be representable in T: an entry beyond T's range (a variance below ~1e-38 in
@@ -395,14 +372,21 @@ gaussian(vec<T, D>, vec<T, D>) -> gaussian<T, D, covariance::diagonal>;
 template <class T, int D, std::size_t N>
   requires(N == std::size_t(D))
 gaussian(vec<T, D>, std::array<std::array<T, N>, N>) -> gaussian<T, D, covariance::full>;
-#if !defined(__CUDA_ARCH__)
-// Fixed-size Eigen inputs give D: gaussian(Eigen::Vector3f, Eigen::Matrix3f) is gaussian<float, 3>.
-template <class T, int D, int O1, int R1, int C1, int O2, int R2, int C2>
-  requires(D > 0)
-gaussian(Eigen::Matrix<T, D, 1, O1, R1, C1>, Eigen::Matrix<T, D, D, O2, R2, C2>) -> gaussian<T, D, covariance::full>;
-template <class T, int D, int O2, int R2, int C2>
-  requires(D > 0)
-gaussian(vec<T, D>, Eigen::Matrix<T, D, D, O2, R2, C2>) -> gaussian<T, D, covariance::full>;
-#endif
+// Fixed-size Eigen inputs give D: gaussian(Eigen::Vector3f, Eigen::Matrix3f) is gaussian<float, 3>
+// (matched by Eigen's members Scalar, RowsAtCompileTime and ColsAtCompileTime: no Eigen here).
+template <class V, class M>
+  requires(requires { typename V::Scalar; typename M::Scalar; V::RowsAtCompileTime; M::RowsAtCompileTime; M::ColsAtCompileTime; } &&
+           std::is_same_v<typename V::Scalar, typename M::Scalar> && int(V::RowsAtCompileTime) > 0 &&
+           int(M::RowsAtCompileTime) == int(V::RowsAtCompileTime) && int(M::ColsAtCompileTime) == int(V::RowsAtCompileTime))
+gaussian(V, M) -> gaussian<typename V::Scalar, int(V::RowsAtCompileTime), covariance::full>;
+template <class T, int D, class M>
+  requires(requires { typename M::Scalar; M::RowsAtCompileTime; M::ColsAtCompileTime; } &&
+           std::is_same_v<typename M::Scalar, T> && int(M::RowsAtCompileTime) == D && int(M::ColsAtCompileTime) == D)
+gaussian(vec<T, D>, M) -> gaussian<T, D, covariance::full>;
 
 }  // namespace ember
+
+// The factorisation's definition (Eigen), unless one unit of the program instantiates it.
+#if !defined(__CUDA_ARCH__) && !defined(EMBER_EXTERN_HOST_TEMPLATES)
+#include <ember/energy/detail/factor_covariance.hpp>
+#endif

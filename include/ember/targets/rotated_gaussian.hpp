@@ -12,8 +12,6 @@
 #include <ember/targets/ill_conditioned_gaussian.hpp>
 #include <ember/targets/reference.hpp>
 
-#include <Eigen/Core>
-
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -26,8 +24,8 @@ struct rotated_gaussian {
   static constexpr int dim = 100;
 
   /// Σ = Q diag(σ²) Qᵀ in double.
-  static Eigen::MatrixXd covariance_matrix() {
-    Eigen::MatrixXd A(dim, dim);
+  static detail::square_matrix covariance_matrix() {
+    detail::square_matrix A(dim);
     std::uint64_t s = 2026;
     for (int i = 0; i < dim; ++i)
       for (int j = 0; j < dim; ++j) {
@@ -40,7 +38,7 @@ struct rotated_gaussian {
     // Q = A's columns orthonormalised (Gram–Schmidt, twice, so orthogonal to rounding): the Q of
     // A = QR. Plain loops: Eigen's HouseholderQR and matrix product took 5 s of g++ in every unit
     // that uses this target (each of its benchmark-matrix configurations); these take 0.1 s.
-    Eigen::MatrixXd Q = A;
+    detail::square_matrix Q = A;
     for (int k = 0; k < dim; ++k)
       for (int pass = 0; pass < 2; ++pass) {
         for (int j = 0; j < k; ++j) {
@@ -52,13 +50,13 @@ struct rotated_gaussian {
         for (int i = 0; i < dim; ++i) n += Q(i, k) * Q(i, k);
         for (int i = 0; i < dim; ++i) Q(i, k) /= std::sqrt(n);
       }
-    Eigen::VectorXd var(dim);
-    for (int i = 0; i < dim; ++i) var[i] = ill_conditioned_gaussian<T>::variance(i);
-    Eigen::MatrixXd S(dim, dim);
+    std::array<double, dim> var;
+    for (int i = 0; i < dim; ++i) var[std::size_t(i)] = ill_conditioned_gaussian<T>::variance(i);
+    detail::square_matrix S(dim);
     for (int i = 0; i < dim; ++i)
       for (int j = 0; j <= i; ++j) {
         double s = 0;
-        for (int k = 0; k < dim; ++k) s += Q(i, k) * var[k] * Q(j, k);
+        for (int k = 0; k < dim; ++k) s += Q(i, k) * var[std::size_t(k)] * Q(j, k);
         S(i, j) = S(j, i) = s;  // exactly symmetric
       }
     return S;
@@ -67,7 +65,7 @@ struct rotated_gaussian {
   /// Σ goes in as a std::array (on the heap: 40 KB in float): gaussian's Eigen constructors are
   /// host-only, and nvcc's device pass still reads this host function in a .cu unit.
   auto energy() const {
-    Eigen::MatrixXd const S = covariance_matrix();
+    detail::square_matrix const S = covariance_matrix();
     auto cov = std::make_unique<std::array<std::array<T, dim>, dim>>();
     for (int i = 0; i < dim; ++i)
       for (int j = 0; j < dim; ++j) (*cov)[std::size_t(i)][std::size_t(j)] = T(S(i, j));
@@ -81,7 +79,7 @@ struct rotated_gaussian {
   }
   reference_moments<dim> reference() const {
     reference_moments<dim> m;
-    Eigen::MatrixXd S = covariance_matrix();
+    detail::square_matrix const S = covariance_matrix();
     for (int i = 0; i < dim; ++i) m.second[std::size_t(i)] = S(i, i);
     m.method = "exact (diagonal of Σ in double)";
     return m;
