@@ -35,9 +35,16 @@ extern template void factor_covariance<square_matrix>(square_matrix const&, squa
 }  // namespace ember
 #endif
 
+#if defined(__CUDACC__) && defined(EMBER_EXTERN_HOST_TEMPLATES)
+// A .cu unit with the macro has only the declarations (it parses no Eigen): it cannot be the one.
+#define EMBER_INSTANTIATE_HOST_TEMPLATES                                                                   \
+  static_assert(false, "ember: EMBER_INSTANTIATE_HOST_TEMPLATES belongs in a .cpp unit: a .cu unit with "   \
+                       "EMBER_EXTERN_HOST_TEMPLATES does not see the definitions it would instantiate");
+#else
 #define EMBER_INSTANTIATE_HOST_TEMPLATES                                                                   \
   template class ember::dataset<float>;                                                                   \
   template class ember::dataset<double>;                                                                  \
   template void ember::detail::factor_covariance<ember::detail::square_matrix>(                              \
       ember::detail::square_matrix const&, ember::detail::square_matrix&, double&);
+#endif
 #endif

@@ -69,7 +69,8 @@ namespace detail {
 
 #if defined(__CUDACC__)
 // The width in bytes of the batch xsimd picks by default for the host compiler's target
-// (AVX-512: 64, AVX: 32, SSE2 or NEON: 16), for the padding of a .cu unit's CPU arrays.
+// on x86 and NEON (AVX-512: 64, AVX: 32, SSE2 or NEON: 16), for the padding of a .cu unit's CPU
+// arrays (only the padding: nvcc runs one chain at a time).
 #if defined(__AVX512F__)
 inline constexpr std::size_t host_batch_bytes = 64;
 #elif defined(__AVX__)

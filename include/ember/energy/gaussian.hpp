@@ -23,6 +23,26 @@
 #include <type_traits>
 #include <vector>
 
+// Eigen's configuration, here although this header does not include Eigen, so that it holds in
+// every unit that includes ember before Eigen (energy/detail/factor_covariance.hpp, ember/eigen.hpp
+// or the user's own). Under nvcc, Eigen is told that it never enters device code, or it marks
+// itself __host__ __device__ and nvcc warns on every defaulted member.
+#if defined(__CUDACC__) && !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_NO_CUDA)
+#define EIGEN_NO_CUDA
+#endif
+// Eigen must be configured alike in every translation unit of a program: its vectorisation and
+// alignment follow -march, and .cpp files built with -march=native and .cu files without it
+// otherwise link mismatched instances of the same templates. ember's CMake target defines these
+// for every consumer; this is the fallback for builds without it (include ember before Eigen).
+#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_DONT_VECTORIZE)
+#define EIGEN_DONT_VECTORIZE
+#endif
+#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_ALIGN_BYTES)
+#define EIGEN_MAX_ALIGN_BYTES 16
+#endif
+#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_STATIC_ALIGN_BYTES)
+#define EIGEN_MAX_STATIC_ALIGN_BYTES 16
+#endif
 
 namespace ember {
 
@@ -375,8 +395,10 @@ gaussian(vec<T, D>, std::array<std::array<T, N>, N>) -> gaussian<T, D, covarianc
 // Fixed-size Eigen inputs give D: gaussian(Eigen::Vector3f, Eigen::Matrix3f) is gaussian<float, 3>
 // (matched by Eigen's members Scalar, RowsAtCompileTime and ColsAtCompileTime: no Eigen here).
 template <class V, class M>
-  requires(requires { typename V::Scalar; typename M::Scalar; V::RowsAtCompileTime; M::RowsAtCompileTime; M::ColsAtCompileTime; } &&
+  requires(requires { typename V::Scalar; typename M::Scalar; V::RowsAtCompileTime; V::ColsAtCompileTime;
+                      M::RowsAtCompileTime; M::ColsAtCompileTime; } &&
            std::is_same_v<typename V::Scalar, typename M::Scalar> && int(V::RowsAtCompileTime) > 0 &&
+           int(V::ColsAtCompileTime) == 1 &&
            int(M::RowsAtCompileTime) == int(V::RowsAtCompileTime) && int(M::ColsAtCompileTime) == int(V::RowsAtCompileTime))
 gaussian(V, M) -> gaussian<typename V::Scalar, int(V::RowsAtCompileTime), covariance::full>;
 template <class T, int D, class M>

@@ -3,28 +3,11 @@
 /// The definition of `detail::factor_covariance` (declared in energy/gaussian.hpp): a
 /// covariance checked and factorised by Eigen's LLT. Host only. gaussian.hpp includes this
 /// header unless `EMBER_EXTERN_HOST_TEMPLATES` is defined; host_templates.hpp includes it for the
-/// unit that instantiates it. It is the only place where ember's energies include Eigen.
+/// unit that instantiates it. It is the only place where ember's energies include Eigen (its
+/// configuration is set in gaussian.hpp).
 
 #include <ember/energy/gaussian.hpp>
 
-// Under nvcc, Eigen (when ember includes it first) is told that it never enters device code, or
-// it marks itself __host__ __device__ and nvcc warns on every defaulted member.
-#if defined(__CUDACC__) && !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_NO_CUDA)
-#define EIGEN_NO_CUDA
-#endif
-// Eigen must be configured alike in every translation unit of a program: its vectorisation and
-// alignment follow -march, and .cpp files built with -march=native and .cu files without it
-// otherwise link mismatched instances of the same templates. ember's CMake target defines these
-// for every consumer; this is the fallback for builds without it (include ember before Eigen).
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_DONT_VECTORIZE)
-#define EIGEN_DONT_VECTORIZE
-#endif
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_ALIGN_BYTES)
-#define EIGEN_MAX_ALIGN_BYTES 16
-#endif
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_STATIC_ALIGN_BYTES)
-#define EIGEN_MAX_STATIC_ALIGN_BYTES 16
-#endif
 #if !defined(__CUDA_ARCH__)
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
@@ -75,8 +58,11 @@ void factor_covariance(Matrix const& C_in, Matrix& P_out, double& logdet) {
   }
   logdet = 0;
   for (Eigen::Index j = 0; j < n; ++j) logdet += 2 * std::log(llt.matrixLLT()(j, j));
+  // Solved into column-major storage, as before the move to square_matrix: a row-major
+  // destination makes Eigen solve the transposed problem, summing in another order.
+  Eigen::MatrixXd const P = llt.solve(Eigen::MatrixXd::Identity(n, n));
   P_out = Matrix(int(n));
-  Eigen::Map<row_major>(P_out.a.data(), n, n) = llt.solve(Eigen::MatrixXd::Identity(n, n));
+  Eigen::Map<row_major>(P_out.a.data(), n, n) = P;
 }
 
 }  // namespace ember::detail
