@@ -46,6 +46,22 @@
 #else
 #define EMBER_HOT
 #endif
+/// EMBER_HOT_CALLEE marks a hot function too large to gain from being inlined: a regression's
+/// pass over its data (hundreds of rows of multiply-adds and transcendentals per call, beside
+/// which a call costs nothing). On the host it is compiled once per scalar type and called,
+/// instead of once inside every fused loop that reaches it (a run has three: the start, the
+/// warm-up chunk and the sampling chunk); under EMBER_HOT_O3 at -O3 like the loops. Under nvcc
+/// it is nothing: a device call would spill the chain's registers. Measured in
+/// docs/benchmarking.md (compile time) and docs/performance.md (sampling time).
+#if defined(__CUDACC__)
+#define EMBER_HOT_CALLEE
+#elif defined(EMBER_HOT_O3) && defined(__GNUC__) && !defined(__clang__)
+#define EMBER_HOT_CALLEE __attribute__((noinline, optimize("O3"), flatten))
+#elif defined(__GNUC__) || defined(__clang__)
+#define EMBER_HOT_CALLEE __attribute__((noinline))
+#else
+#define EMBER_HOT_CALLEE
+#endif
 
 /// EMBER_CPU_SCALAR_PATH, 1 (default) or 0: 0 compiles `backend::cpu` without its
 /// one-chain-at-a-time path, which only `backend::cpu{.simd = false}` takes (a SIMD run masks the

@@ -121,8 +121,10 @@ struct regression {
     f(y);
   }
 
+  // Both out of line on the host (EMBER_HOT_CALLEE, core/config.hpp): one copy of the data
+  // loop per scalar type rather than one per fused loop.
   template <class S>
-  EMBER_HD S value(vec<S, D> const& b) const {
+  EMBER_HD EMBER_HOT_CALLEE S value(vec<S, D> const& b) const {
     S u = prior.value(b);
     std::int64_t i = 0;
     for (; i + block_rows <= x.rows; i += block_rows) u = u + block_value<block_rows>(b, i);
@@ -131,7 +133,7 @@ struct regression {
   }
 
   template <class S>
-  EMBER_HD S value_and_grad(vec<S, D> const& b, vec<S, D>& g) const {
+  EMBER_HD EMBER_HOT_CALLEE S value_and_grad(vec<S, D> const& b, vec<S, D>& g) const {
     S u = prior.value_and_grad(b, g);
     std::int64_t i = 0;
     for (; i + block_rows <= x.rows; i += block_rows) u = u + block_grad<block_rows>(b, g, i);
