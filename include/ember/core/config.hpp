@@ -52,7 +52,7 @@
 /// instead of once inside every fused loop that reaches it (a run has three: the start, the
 /// warm-up chunk and the sampling chunk); under EMBER_HOT_O3 at -O3 like the loops. Under nvcc
 /// it is nothing: a device call would spill the chain's registers. Measured in
-/// docs/benchmarking.md (compile time) and docs/performance.md (sampling time).
+/// docs/benchmarking.md (compile time and sampling time).
 #if defined(__CUDACC__)
 #define EMBER_HOT_CALLEE
 #elif defined(EMBER_HOT_O3) && defined(__GNUC__) && !defined(__clang__)
