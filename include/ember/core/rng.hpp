@@ -212,6 +212,13 @@ struct chain_rng {
     vec<S, D> z;
 #if defined(__CUDA_ARCH__)
     constexpr bool unroll = Unroll;
+    if constexpr (Unroll && EMBER_DEVICE_NORMALS_UNROLL > 0 && D * sizeof(S) > 256) {
+      // core/config.hpp: a few blocks per iteration, for vectors that live in local memory.
+      constexpr int blocks_per_iteration = EMBER_DEVICE_NORMALS_UNROLL > 0 ? EMBER_DEVICE_NORMALS_UNROLL : 1;
+#pragma unroll blocks_per_iteration
+      for (int b = 0; b < (D + 3) / 4; ++b) normal_block<D>(p, b, z);
+      return z;
+    }
 #else
     constexpr bool unroll = Unroll && D <= 16;
 #endif
