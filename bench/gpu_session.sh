@@ -154,6 +154,9 @@ for key, v in sorted(rows.items()):
     print(f"  {'__'.join(key[:3]):46} {key[3]:>6} {s:12.3f} {w:11.3f} {same}")
 gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 for name, xs in (("changed", changed), ("control", control)):
+    if not xs:
+        print(f"  {name}: no rows (no GPU, or the runs failed: see the logs)")
+        continue
     print(f"  {name}: sampling 4/0 geometric mean {gm([x[0] for x in xs]):.3f} (range {min(x[0] for x in xs):.3f}-{max(x[0] for x in xs):.3f}), "
           f"warm-up {gm([x[1] for x in xs]):.3f}, {len(xs)} rows")
 print(f"  same draws in every configuration: {same_draws}")
