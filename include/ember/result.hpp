@@ -28,20 +28,45 @@
 
 namespace ember {
 
-/// A read-only view of kept draws in the layout above.
+namespace detail {
+/// Throws std::out_of_range "<who>: <what> i is not in [0, n)" unless 0 ≤ i < n.
+inline void require_index(std::int64_t i, std::int64_t n, char const* who, char const* what) {
+  if (i < 0 || i >= n)
+    throw std::out_of_range(std::string(who) + ": " + what + " " + std::to_string(i) + " is not in [0, " +
+                            std::to_string(n) + ")");
+}
+}  // namespace detail
+
+/// A read-only view of kept draws in the layout above. `operator()` and `draw` check their
+/// indices (std::out_of_range); `unchecked` does not, for loops whose indices are in range by
+/// construction.
 template <class T, int D>
 struct draws_view {
   T const* ptr = nullptr;
   std::int64_t kept = 0, chains = 0;
 
-  T operator()(std::int64_t k, std::int64_t c, int d) const { return ptr[(k * D + d) * chains + c]; }
+  T unchecked(std::int64_t k, std::int64_t c, int d) const { return ptr[(k * D + d) * chains + c]; }
+  T operator()(std::int64_t k, std::int64_t c, int d) const {
+    require(k, c);
+    detail::require_index(d, D, "ember::result::samples", "dimension");
+    return unchecked(k, c, d);
+  }
   vec<T, D> draw(std::int64_t k, std::int64_t c) const {
+    require(k, c);
     vec<T, D> v;
-    for (int d = 0; d < D; ++d) v[d] = (*this)(k, c, d);
+    for (int d = 0; d < D; ++d) v[d] = unchecked(k, c, d);
     return v;
   }
   std::span<T const> data() const { return {ptr, std::size_t(kept * D * chains)}; }
   bool empty() const { return kept == 0; }
+
+ private:
+  void require(std::int64_t k, std::int64_t c) const {
+    if (ptr == nullptr)
+      throw std::out_of_range("ember::result::samples: no draws were kept: add record() to the pipeline");
+    detail::require_index(k, kept, "ember::result::samples", "draw");
+    detail::require_index(c, chains, "ember::result::samples", "chain");
+  }
 };
 
 /// The adapted parameters of a run (after warm-up: what every later transition uses).
@@ -79,18 +104,23 @@ class result {
   draws_view<T, D> samples() const { return {samples_.data(), samples_.empty() ? 0 : kept_, chains_}; }
   std::span<T const> final_states() const { return final_; }
   vec<T, D> final_state(std::int64_t c) const {
-    if (c < 0 || c >= chains_)
-      throw std::out_of_range("ember::result::final_state: chain " + std::to_string(c) + " of " +
-                              std::to_string(chains_));
+    detail::require_index(c, chains_, "ember::result::final_state", "chain");
     vec<T, D> v;
     for (int d = 0; d < D; ++d) v[d] = final_[std::size_t(d * chains_ + c)];
     return v;
   }
   ember::trace<D> const& trace() const { return trace_; }
   /// Whether chain c went non-finite (and was frozen at its last finite state).
-  bool divergent(std::int64_t c) const { return frozen_[std::size_t(c)] != 0; }
-  /// The transition at which chain c went non-finite (−1: its start state was not finite).
-  std::int64_t diverged_at(std::int64_t c) const { return diverged_at_[std::size_t(c)]; }
+  bool divergent(std::int64_t c) const {
+    detail::require_index(c, chains_, "ember::result::divergent", "chain");
+    return frozen_[std::size_t(c)] != 0;
+  }
+  /// The transition at which chain c went non-finite (−1: its start state was not finite);
+  /// meaningful where `divergent(c)`.
+  std::int64_t diverged_at(std::int64_t c) const {
+    detail::require_index(c, chains_, "ember::result::diverged_at", "chain");
+    return diverged_at_[std::size_t(c)];
+  }
   std::int64_t divergent_chains() const { return divergent_chains_; }
   /// Transitions the kernel flagged as divergent (non-finite proposals, HMC energy errors above
   /// the threshold), over all chains, after warm-up (burn-in and kept phase).
@@ -103,7 +133,10 @@ class result {
   /// probability (ChEES), which `acceptance_rate()`, an arithmetic mean, bounds from above.
   bool harmonic_target() const { return harmonic_target_; }
   /// Accepted kept-phase transitions of chain c (an exact count).
-  std::int64_t accepted(std::int64_t c) const { return accepted_.at(std::size_t(c)); }
+  std::int64_t accepted(std::int64_t c) const {
+    detail::require_index(c, std::int64_t(accepted_.size()), "ember::result::accepted", "chain");
+    return accepted_[std::size_t(c)];
+  }
   /// The kernel's adapted parameters (step size, metric, trajectory length) after warm-up.
   adaptation_report const& adapted() const { return adapted_; }
   /// Wall-clock seconds of the sampling itself (allocation and summaries excluded).

@@ -1,9 +1,13 @@
-# ctest driver for tests/consumer. Arguments: -DMODE (package | subdirectory), -DBUILD_DIR,
-# -DSOURCE_DIR, -DWORK_DIR, -DCXX (the compiler ember's own build uses, so a clang build tests
-# a clang consumer). package: install ember from the build tree into a scratch prefix and
-# find_package it; subdirectory: add_subdirectory the source tree. Then build and run main.cpp.
+# ctest driver for tests/consumer. Arguments: -DMODE (package | subdirectory), -DBUILD_TYPE
+# (Release, Debug, or none: CMake's default, no optimisation flags), -DBUILD_DIR, -DSOURCE_DIR,
+# -DWORK_DIR, -DCXX (the compiler ember's own build uses, so a clang build tests a clang
+# consumer). package: install ember from the build tree into a scratch prefix and find_package
+# it; subdirectory: add_subdirectory the source tree. Then build and run main.cpp.
 file(REMOVE_RECURSE ${WORK_DIR})
-set(config_args -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX} -DEMBER_CONSUMER_MODE=${MODE})
+set(config_args -DCMAKE_CXX_COMPILER=${CXX} -DEMBER_CONSUMER_MODE=${MODE})
+if(NOT BUILD_TYPE STREQUAL "none")
+  list(APPEND config_args -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+endif()
 if(MODE STREQUAL "package")
   execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix
                   RESULT_VARIABLE r)
@@ -17,13 +21,13 @@ endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build ${config_args}
                 RESULT_VARIABLE r)
 if(r)
-  message(FATAL_ERROR "configuring the consumer (${MODE}) failed")
+  message(FATAL_ERROR "configuring the consumer (${MODE}, build type ${BUILD_TYPE}) failed")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE r)
 if(r)
-  message(FATAL_ERROR "building the consumer (${MODE}, -Wall -Wextra -Werror) failed")
+  message(FATAL_ERROR "building the consumer (${MODE}, build type ${BUILD_TYPE}, -Wall -Wextra -Werror) failed")
 endif()
 execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE r)
 if(r)
-  message(FATAL_ERROR "the consumer (${MODE}) ran but failed its check")
+  message(FATAL_ERROR "the consumer (${MODE}, build type ${BUILD_TYPE}) ran but failed its check")
 endif()

@@ -253,6 +253,36 @@ TEST_CASE("bad input is rejected with a clear exception before any work", "[pipe
   }
 }
 
+TEST_CASE("result accessors check their indices", "[pipeline][sample]") {
+  using OR = std::out_of_range;
+  ember::double_well<float, 2> U;
+  auto k = ember::mala(U, {.step_size = 0.1});
+  auto r = ember::sample(k | ember::record(), {.chains = 8, .steps = 4, .seed = 3});
+  // In range: the same values as the raw layout.
+  CHECK(r.samples()(3, 7, 1) == r.samples().data()[std::size_t((3 * 2 + 1) * 8 + 7)]);
+  CHECK(r.samples().draw(3, 7)[1] == r.samples()(3, 7, 1));
+  CHECK_NOTHROW(r.divergent(7));
+  CHECK_NOTHROW(r.diverged_at(7));
+  CHECK_NOTHROW(r.accepted(7));
+  CHECK_NOTHROW(r.final_state(7));
+  // Out of range: a sentence naming the accessor, the index and the range, for each.
+  CHECK(message_of<OR>([&] { (void)r.samples()(4, 0, 0); }) == "ember::result::samples: draw 4 is not in [0, 4)");
+  CHECK(message_of<OR>([&] { (void)r.samples()(-1, 0, 0); }) == "ember::result::samples: draw -1 is not in [0, 4)");
+  CHECK(message_of<OR>([&] { (void)r.samples()(0, 8, 0); }) == "ember::result::samples: chain 8 is not in [0, 8)");
+  CHECK(message_of<OR>([&] { (void)r.samples()(0, 0, 2); }) == "ember::result::samples: dimension 2 is not in [0, 2)");
+  CHECK(message_of<OR>([&] { (void)r.samples().draw(99, 0); }) == "ember::result::samples: draw 99 is not in [0, 4)");
+  CHECK(message_of<OR>([&] { (void)r.final_state(8); }) == "ember::result::final_state: chain 8 is not in [0, 8)");
+  CHECK(message_of<OR>([&] { (void)r.divergent(1'000'000); }) ==
+        "ember::result::divergent: chain 1000000 is not in [0, 8)");
+  CHECK(message_of<OR>([&] { (void)r.diverged_at(-1); }) == "ember::result::diverged_at: chain -1 is not in [0, 8)");
+  CHECK(message_of<OR>([&] { (void)r.accepted(8); }) == "ember::result::accepted: chain 8 is not in [0, 8)");
+  // A run without record() has no draws to index.
+  auto bare = ember::sample(k, {.chains = 8, .steps = 4, .seed = 3});
+  CHECK(bare.samples().empty());
+  CHECK(message_of<OR>([&] { (void)bare.samples()(0, 0, 0); }) ==
+        "ember::result::samples: no draws were kept: add record() to the pipeline");
+}
+
 TEST_CASE("divergent chains are frozen at their last finite state and counted", "[pipeline][sample]") {
   ember::rosenbrock<float, 2> U;
   auto pipe = [&](double eta) {

@@ -233,6 +233,14 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
   s.acceptance_band = o.acceptance_band;
   s.harmonic_target = o.harmonic_target;
   auto const draws = r.samples();
+  // Draw k of chain c in dimension d. Every index is in range here: result's view is read through
+  // its pointer in the documented layout (result.hpp), without the index checks of its operator().
+  auto const at = [&draws](std::int64_t k, std::int64_t c, int d) {
+    if constexpr (requires { draws.ptr; draws.chains; })
+      return draws.ptr[(k * D + d) * draws.chains + c];
+    else
+      return draws(k, c, d);
+  };
   s.from_draws = !draws.empty() && r.kept() > 0;
   std::vector<std::int64_t> live;
   for (std::int64_t c = 0; c < r.chains(); ++c)
@@ -269,9 +277,9 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
       for (int d = 0; d < D; ++d) {
         convergence c;
         if (all_live)
-          c = detail::diagnose([&](std::int64_t j, std::int64_t k) { return draws(k, j, d); }, M, r.kept(), w);
+          c = detail::diagnose([&](std::int64_t j, std::int64_t k) { return at(k, j, d); }, M, r.kept(), w);
         else
-          c = detail::diagnose([&](std::int64_t j, std::int64_t k) { return draws(k, live[std::size_t(j)], d); }, M,
+          c = detail::diagnose([&](std::int64_t j, std::int64_t k) { return at(k, live[std::size_t(j)], d); }, M,
                                r.kept(), w);
         s.dims[d] = {c.mean,     c.sd,     c.mcse_mean, c.ess_bulk,  c.ess_tail,
                      c.ess_sq,   c.ess_mean, c.rhat,    c.rhat_bulk, c.rhat_folded};

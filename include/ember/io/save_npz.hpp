@@ -59,7 +59,7 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
           for (std::size_t k = 0; k < K; ++k)
             for (int d = 0; d < D; ++d)
               for (std::size_t j = 0; j < nc; ++j)
-                gathered[j * per_chain + k * Dz + std::size_t(d)] = draws(std::int64_t(k), std::int64_t(c0 + j), d);
+                gathered[j * per_chain + k * Dz + std::size_t(d)] = draws.unchecked(std::int64_t(k), std::int64_t(c0 + j), d);
           gathered_from = c0;
         }
         std::size_t const off = e % per_chain, n = std::min(per_chain - off, first + count - e);

@@ -94,22 +94,30 @@ concept takes_lane_step_size =
       k.step(s, rng, typename K::value_type(1));
     };
 
+// Whether warm-up W can tune Kernel; where not, one static_assert says why (and `append` then
+// leaves the warm-up out, so that the sentence is the only error).
+template <class Kernel, class W>
+constexpr bool warmup_fits() {
+  constexpr bool needs_metric = W::template has<diagonal_mass_adapter> || W::template has<dense_mass_adapter>;
+  constexpr bool per_chain = W::template has<per_chain_step_size_adapter>;
+  constexpr bool needs_acceptance = W::template has<step_size_adapter> || W::template has<chees_adapter> || per_chain;
+  constexpr bool metric = !needs_metric || has_metric<Kernel>;
+  constexpr bool acceptance = !needs_acceptance || requires { Kernel::target_acceptance; };
+  constexpr bool trajectory = !W::template has<chees_adapter> || requires(Kernel const& k) { k.with_trajectory_length(1.0); };
+  constexpr bool lanes = !per_chain || takes_lane_step_size<Kernel>;
+  static_assert(metric, "ember::warmup: diagonal_mass() and dense_mass() need a kernel with a metric (mala, hmc)");
+  static_assert(acceptance, "ember::warmup: step_size() and chees() need a Metropolis-adjusted kernel (mala, hmc)");
+  static_assert(trajectory, "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
+  static_assert(lanes, "ember::warmup: step_size(per_chain) needs a kernel that takes a step size per chain (mala, hmc)");
+  return metric && acceptance && trajectory && lanes;
+}
+
 // The kernel a warm-up tunes: with a diagonal or dense metric if the warm-up adapts one.
 template <class Kernel, class W>
 auto rebind_for_warmup(Kernel const& k, W const&) {
   using T = typename Kernel::value_type;
   constexpr int D = Kernel::dim;
-  constexpr bool needs_metric = W::template has<diagonal_mass_adapter> || W::template has<dense_mass_adapter>;
   constexpr bool per_chain = W::template has<per_chain_step_size_adapter>;
-  constexpr bool needs_acceptance = W::template has<step_size_adapter> || W::template has<chees_adapter> || per_chain;
-  static_assert(!needs_metric || has_metric<Kernel>,
-                "ember::warmup: diagonal_mass() and dense_mass() need a kernel with a metric (mala, hmc)");
-  static_assert(!needs_acceptance || requires { Kernel::target_acceptance; },
-                "ember::warmup: step_size() and chees() need a Metropolis-adjusted kernel (mala, hmc)");
-  static_assert(!W::template has<chees_adapter> || requires { k.with_trajectory_length(1.0); },
-                "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
-  static_assert(!per_chain || takes_lane_step_size<Kernel>,
-                "ember::warmup: step_size(per_chain) needs a kernel that takes a step size per chain (mala, hmc)");
   auto rebound = [&] {
     if constexpr (W::template has<diagonal_mass_adapter>) {
       diagonal_metric<T, D> m;
@@ -140,8 +148,12 @@ constexpr auto append(P const& p, Stage const& s) {
   return []<class K, class W, class... Ss>(pipeline<K, W, Ss...> const& q, Stage const& st) {
     if constexpr (is_warmup<Stage>::value) {
       static_assert(std::is_same_v<W, no_warmup>, "ember: a pipeline has at most one warmup stage");
-      auto k = rebind_for_warmup(q.kernel, st);
-      return pipeline<decltype(k), Stage, Ss...>{k, st, q.burn_in, q.thin};
+      if constexpr (warmup_fits<K, Stage>()) {
+        auto k = rebind_for_warmup(q.kernel, st);
+        return pipeline<decltype(k), Stage, Ss...>{k, st, q.burn_in, q.thin};
+      } else {
+        return q;  // does not compile anyway (warmup_fits's static_assert): nothing more to report
+      }
     } else {
       pipeline<K, W, Ss..., Stage> r{q.kernel, q.warmup, q.burn_in, q.thin};
       if constexpr (std::is_same_v<Stage, burn_in_stage>) r.burn_in = checked_add(r.burn_in, st.n, "burn-in");
