@@ -12,12 +12,14 @@
 /// loop, a sweep over settings) pay that once.
 ///
 /// What it keeps: at most `host_cache().limit_bytes` of freed blocks (by default 1 GiB or an
-/// eighth of the memory the process may use, whichever is smaller: physical memory, or the
-/// cgroup's `memory.max` in a container); a block larger than the limit goes straight back. Blocks are rounded up to eight size classes per power of two (at most 12.5 % unused) and
+/// eighth of the memory the process may use, whichever is smaller: physical memory, its cgroups'
+/// limits (v1 or v2) or its rlimits, backend/detail/host_memory.hpp); a block larger than the limit goes straight back. Blocks are rounded up to eight size classes per power of two (at most 12.5 % unused) and
 /// taken by exact class; when the cache is over its limit the blocks freed longest ago go first.
 /// `set_host_cache_limit(0)` turns it off and returns everything; `release_host_cache()` returns
 /// what is cached now. Thread-safe. Host memory only: the CUDA backend's device arrays are not
 /// cached (cudaMalloc does not fault per page).
+
+#include <ember/backend/detail/host_memory.hpp>
 
 #include <unistd.h>
 
@@ -131,15 +133,9 @@ class host_block_cache {
   };
 
   host_block_cache() {
-    long const pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    std::size_t usable = (pages > 0 && size > 0) ? std::size_t(pages) * std::size_t(size) : 0;
-    // In a container the cgroup's limit (v2) is what the process may use, not the host's RAM.
-    if (std::FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
-      unsigned long long cap = 0;
-      if (std::fscanf(f, "%llu", &cap) == 1 && cap > 0) usable = std::min<std::size_t>(usable, std::size_t(cap));
-      std::fclose(f);
-    }
-    limit_ = std::min<std::size_t>(std::size_t(1) << 30, usable / 8);
+    // What the process may use: physical memory, its cgroups' limits, its rlimits (host_memory.hpp).
+    long double const usable = detail::usable_memory().bytes;
+    limit_ = std::size_t(std::min<long double>((long double)(std::size_t(1) << 30), usable / 8));
   }
 
   // Oldest first, until the cache is within its limit.

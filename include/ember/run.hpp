@@ -71,14 +71,41 @@ std::uint64_t stream_key(std::uint64_t seed, std::span<vec<T, D> const> init) {
   return mix64(seed ^ mix64(fnv1a(init.data(), init.size_bytes()) ^ 0x656D6265725F696Eull));
 }
 
-// The type name of P as the compiler spells it: a checkpoint's pipeline fingerprint.
+// How the compiler spells type P, taken out of its function signature ("... [with P = X; ...]"
+// under GCC, "... [P = X]" under clang).
 template <class P>
-constexpr std::string_view type_name() {
+std::string spelling() {
 #if defined(__clang__) || defined(__GNUC__)
-  return __PRETTY_FUNCTION__;
+  std::string_view const f = __PRETTY_FUNCTION__;
 #else
-  return __FUNCSIG__;
+  std::string_view const f = __FUNCSIG__;
 #endif
+  auto const from = f.find("P = ");
+  if (from == std::string_view::npos) return std::string(f);
+  auto to = f.rfind("; std::string");
+  if (to == std::string_view::npos || to < from) to = f.rfind(']');
+  return std::string(f.substr(from + 4, to - from - 4));
+}
+
+// A checkpoint's structural fingerprint: the pipeline's type (kernel, metric, integrator,
+// warm-up adapters, stages, dimension, precision) as the compiler spells it, with the energy's
+// own spelling cut out, plus the state's slot count. The energy's type is left out because its
+// spelling is not stable across builds (a lambda is `<lambda(auto:1)>` under one compiler and its
+// source path and line under another); the energy itself is checked on load by evaluating it at
+// the saved states (`run::load`).
+template <class P>
+std::uint64_t structural_fingerprint(int slots) {
+  std::string const p = spelling<P>(), e = spelling<typename P::energy_type>();
+  std::string s;  // p with every e written as "E" (appended piece by piece: GCC 12 warns falsely on replace)
+  for (std::size_t from = 0;;) {
+    std::size_t const at = e.empty() ? std::string::npos : p.find(e, from);
+    s.append(p, from, at == std::string::npos ? std::string::npos : at - from);
+    if (at == std::string::npos) break;
+    s.push_back('E');
+    from = at + e.size();
+  }
+  s += " slots " + std::to_string(slots);
+  return fnv1a(s.data(), s.size());
 }
 
 // The default progress line on stderr, rewritten in place.
@@ -116,6 +143,7 @@ class run {
         warm_(pipe.kernel, pipe.warmup, opt.chains), kernel_(warm_.frozen()), show_progress_(opt.progress),
         on_progress_(opt.on_progress) {
     validate_start(opt);
+    validate_schedule();
     backend_.check(pipe_);
     storage_ = typename Backend::template storage<P>(backend_, chains_);
     storage_.init(sched_.warmup > 0 ? warm_.kernel_at(0) : kernel_, key_, opt.init);
@@ -132,9 +160,11 @@ class run {
     if (sched_.warmup == 0 || t_ >= sched_.warmup) kernel_.validate();
     std::int64_t const kept_after = sched_.kept_before(t_ + n);
     if (P::records)
-      detail::require_host_memory((long double)kept_after * D * chains_ * sizeof(T), "ember::sample",
+      // The whole run: the chains' two state buffers and the recording.
+      detail::require_host_memory((long double)kept_after * D * chains_ * sizeof(T) + state_bytes(chains_), "ember::sample",
                                   detail::with_commas((long double)kept_after) + " kept draws x " + std::to_string(D) +
-                                      " dimensions x " + detail::with_commas((long double)chains_) + " chains recorded",
+                                      " dimensions x " + detail::with_commas((long double)chains_) +
+                                      " chains recorded, and the chains' state",
                                   "thin more, run fewer chains, or track moments instead of recording");
     if constexpr (P::records) {
       // Room for the whole advance now, so that no chunk regrows (and copies) the draws; at
@@ -232,6 +262,7 @@ class run {
   static run load(P const& pipe, std::string const& path, Backend const& backend = {});
 
  private:
+  void check_energy(std::string const& path);  // load's energy check (see its definition)
   template <class K, bool Observe>
   void run_chunk(K const& k, chunk const& ch, std::integral_constant<bool, Observe>) {
     std::int64_t const k0 = sched_.kept_before(ch.begin), k1 = sched_.kept_before(ch.end);
@@ -323,9 +354,21 @@ class run {
             throw std::invalid_argument("ember::sample: start state of chain " + std::to_string(c) +
                                         " is not finite (coordinate " + std::to_string(d) + ")");
     }
-    detail::require_host_memory((long double)opt.chains * (2 * state_type::slots * sizeof(T) + 64), "ember::sample",
+    detail::require_host_memory(state_bytes(opt.chains), "ember::sample",
                                 "the state of " + detail::with_commas((long double)opt.chains) + " chains",
                                 "run fewer chains");
+  }
+  // Two buffers of state slots, and the per-chain counters and flags.
+  static long double state_bytes(std::int64_t chains) {
+    return (long double)chains * (2 * state_type::slots * sizeof(T) + sizeof(T) + 1 + 3 * sizeof(std::int64_t));
+  }
+  void validate_schedule() const {
+    // track(acceptance) counts each chain's accepted transitions between kept steps in T; a float
+    // counts exactly only up to 2²⁴.
+    if (P::tracks_acceptance && sizeof(T) == 4 && sched_.thin > (std::int64_t(1) << 24))
+      throw std::invalid_argument("ember::sample: track(acceptance) in float counts accepted transitions exactly only up to "
+                                  "thin(16,777,216), got thin(" + std::to_string(sched_.thin) +
+                                  "); thin less or compute in double");
   }
 
   P pipe_;
@@ -354,12 +397,19 @@ void put_tunables(byte_writer& w, K const& k) {
   if constexpr (requires { k.metric; }) w.put(k.metric);
   if constexpr (requires { k.trajectory_length; }) w.put(double(k.trajectory_length));
 }
+// A kernel that warm-up cannot tune (ula, the underdamped Langevin kernels) has its step size from
+// the caller's pipeline; a checkpoint written with another is refused.
 template <class K>
 void get_tunables(byte_reader& r, K& k) {
   double const eps = r.get<double>();
   if constexpr (requires { k.metric; }) r.get_bytes(k.metric);
   if constexpr (requires { k.trajectory_length; }) k.trajectory_length = typename K::value_type(r.get<double>());
-  reassign(k, k.with_step_size(eps));
+  if constexpr (requires { k.with_step_size(eps); }) {
+    reassign(k, k.with_step_size(eps));
+  } else if (double(k.step_size) != eps) {
+    throw std::runtime_error("ember::run::load: " + r.path + " was written with step size " + std::to_string(eps) +
+                             ", but this pipeline's kernel has " + std::to_string(double(k.step_size)));
+  }
 }
 }  // namespace detail
 
@@ -367,11 +417,11 @@ template <class P, class Backend>
 void run<P, Backend>::save(std::string const& path) const {
   detail::byte_writer w;
   w.bytes = "EMBERRUN";
-  w.put(std::uint32_t(1));  // format
+  w.put(std::uint32_t(2));  // format (2: a structural fingerprint, the energy checked on load)
   w.put(detail::ember_version);
   w.put(std::uint32_t(sizeof(T)));
   w.put(std::uint32_t(D));
-  w.put(detail::fnv1a(detail::type_name<P>().data(), detail::type_name<P>().size()));
+  w.put(detail::structural_fingerprint<P>(state_type::slots));
   w.put(chains_);
   w.put(seed_);
   w.put(key_);
@@ -408,7 +458,7 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   auto const refuse = [&](std::string const& why) {
     throw std::runtime_error("ember::run::load: " + path + " " + why);
   };
-  if (r.get<std::uint32_t>() != 1) refuse("has a checkpoint format this ember cannot read");
+  if (r.get<std::uint32_t>() != 2) refuse("has a checkpoint format this ember cannot read");
   char version[16];
   r.get_bytes(version);
   if (std::memcmp(version, detail::ember_version, sizeof version) != 0)
@@ -422,8 +472,8 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   if (dim != std::uint32_t(D))
     refuse("holds chains of dimension " + std::to_string(dim) + ", but this pipeline's energy has dimension " +
            std::to_string(D));
-  if (r.get<std::uint64_t>() != detail::fnv1a(detail::type_name<P>().data(), detail::type_name<P>().size()))
-    refuse("was written for a different pipeline type (kernel, energy or stages differ)");
+  if (r.get<std::uint64_t>() != detail::structural_fingerprint<P>(state_type::slots))
+    refuse("was written for a different pipeline (kernel, metric, integrator, warm-up or stages differ)");
   sample_options<T, D> opt;
   opt.chains = r.get<std::int64_t>();
   opt.seed = r.get<std::uint64_t>();
@@ -453,6 +503,10 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   }
   detail::get_tunables(r, out.warm_.kernel);
   detail::get_tunables(r, out.kernel_);
+  // The tuned kernel again from the adaptation state, as `advance` made it at the end of warm-up:
+  // its derived constants (MALA's √(2ε), 1/(4ε)) come from the double step size, which the
+  // saved value (in T) does not hold to the last bit.
+  detail::reassign(out.kernel_, out.warm_.frozen());
   auto& a = out.storage_.host_mutable();
   if (r.get<std::int64_t>() != a.stride) refuse("is corrupt (chain padding differs)");
   a.slots = r.get_vector<T, detail::host_buffer<T>>(a.slots.size());
@@ -464,8 +518,53 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   out.samples_ = r.get_vector<T, detail::host_buffer<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
   out.track_ = r.get_vector<double>(P::tracks_any ? std::uint64_t(sch.kept_before(t)) * detail::track_stride<D> : 0);
   if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");
+  out.check_energy(path);
   out.storage_.upload();
   return out;
+}
+
+// The energy a checkpoint's chains were saved with is not in the file; this pipeline's energy is
+// evaluated at the saved states (every chain, or 4,096 spread over the run) and compared with
+// the energies the chains carry. Equal bits: the run goes on exactly as it would have. A
+// difference within rounding (√ε·(1 + |U|): the same model compiled with other flags, or run on
+// another device) re-evaluates every chain's cached energy and gradient under this energy, so the
+// next accept test is right. A larger one is another model, or other data: refused.
+template <class P, class Backend>
+void run<P, Backend>::check_energy(std::string const& path) {
+  auto& a = storage_.host_mutable();
+  auto const& U = pipe_.kernel.energy;
+  auto const at = [&](std::int64_t c) {
+    state_type s;
+    for (int i = 0; i < state_type::slots; ++i) s.slot(i) = a.slots[std::size_t(i * a.stride + c)];
+    return s;
+  };
+  std::int64_t const checks = std::min<std::int64_t>(chains_, 4096);
+  bool same = true;
+  double const tol = std::sqrt(double(std::numeric_limits<T>::epsilon()));
+  for (std::int64_t j = 0; j < checks; ++j) {
+    std::int64_t const c = checks == chains_ ? j : j * (chains_ - 1) / (checks - 1);
+    if (a.frozen[std::size_t(c)]) continue;
+    state_type const saved = at(c);
+    auto const fresh = kernel_.init(saved.x);
+    if (std::memcmp(&fresh.energy, &saved.energy, sizeof(T)) == 0) continue;
+    same = false;
+    double const u = double(saved.energy), v = double(fresh.energy);
+    if (!(std::abs(u - v) <= tol * (1 + std::abs(u))))
+      throw std::runtime_error("ember::run::load: " + path + " was saved with another energy: chain " + std::to_string(c) +
+                               "'s saved state has energy " + std::to_string(u) + ", this pipeline's energy gives " +
+                               std::to_string(v) + " there (other parameters or data?)");
+  }
+  if (same) return;
+  if constexpr (std::is_base_of_v<chain_state<T, D>, state_type>) {
+    for (std::int64_t c = 0; c < chains_; ++c) {
+      if (a.frozen[std::size_t(c)]) continue;
+      auto const fresh = make_state(U, at(c).x);
+      for (int i = D; i < 2 * D + 1; ++i) a.slots[std::size_t(i * a.stride + c)] = fresh.slot(i);
+    }
+  } else {
+    throw std::runtime_error("ember::run::load: " + path + " holds energies that differ in their last bits from this "
+                             "pipeline's at the saved states, and this kernel's state cannot be re-evaluated");
+  }
 }
 
 struct start_fn {

@@ -6,7 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -130,4 +134,53 @@ TEST_CASE("the matrix driver's --host-cache takes MiB, 0 for fresh memory, and r
   CHECK(rc == 0);
   CHECK(seen == std::size_t(3) << 20);
   ember::set_host_cache_limit(saved);
+}
+
+TEST_CASE("the driver takes any 64-bit seed, refuses what matches nothing, and keeps the rows of a failed run",
+          "[benchmark][driver]") {
+  std::vector<std::string> args;
+  auto argv_of = [&] {
+    std::vector<char*> argv{const_cast<char*>("matrix")};
+    for (auto& a : args) argv.push_back(a.data());
+    return argv;
+  };
+  auto parse = [&](std::vector<std::string> a) {
+    args = std::move(a);
+    auto argv = argv_of();
+    return ember::benchmark::command_line::parse(int(argv.size()), argv.data());
+  };
+  CHECK(parse({"--seed", "0"}).axes.seed == 0);
+  CHECK(parse({"--seed", "18446744073709551615"}).axes.seed == ~std::uint64_t(0));
+  CHECK(parse({"--seed", "9223372036854775808"}).axes.seed == std::uint64_t(1) << 63);
+  for (std::string bad : {"-1", "18446744073709551616", "1e3", "", "+5"})
+    CHECK_THROWS_WITH(parse({"--seed", bad}), "ember benchmark: --seed takes an integer from 0 to 2^64 - 1, got '" + bad + "'");
+
+  using ember::benchmark::report;
+  using ember::benchmark::run_axes;
+  std::initializer_list<std::pair<char const*, ember::benchmark::configuration_fn>> const configurations{
+      {"first", [](report& r, run_axes const&) { r.add([] { ember::benchmark::configuration_metrics m; m.target = "first"; m.skipped = "probe"; return m; }()); }},
+      {"refused", [](report&, run_axes const&) { throw std::invalid_argument("ember::sample: a refusal"); }},
+      {"third", [](report& r, run_axes const&) { r.add([] { ember::benchmark::configuration_metrics m; m.target = "third"; m.skipped = "probe"; return m; }()); }}};
+  std::streambuf* out = std::cout.rdbuf(nullptr);  // the table
+  std::streambuf* err = std::cerr.rdbuf(nullptr);
+  auto drive = [&](std::vector<std::string> a) {
+    args = std::move(a);
+    auto argv = argv_of();
+    return ember::benchmark::drive(int(argv.size()), argv.data(), "", 3, 12, configurations);
+  };
+  std::string const path = "driver_test_rows.jsonl";
+  int const failed = drive({"--jsonl", path});
+  int const nothing = drive({"--only", "no-such-configuration", "--jsonl", "driver_test_unused.jsonl"});
+  int const full = drive({"--jsonl", "/dev/full"});
+  std::cout.rdbuf(out);
+  std::cerr.rdbuf(err);
+  CHECK(failed == 1);   // a configuration threw: reported, counted, the others run
+  CHECK(nothing == 2);  // --only matched nothing
+  CHECK(full == 2);     // the JSON lines could not be written
+  std::ifstream f(path);
+  std::string lines((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  CHECK(lines.find("\"first\"") != std::string::npos);
+  CHECK(lines.find("\"third\"") != std::string::npos);
+  CHECK_FALSE(std::ifstream("driver_test_unused.jsonl").good());
+  std::remove(path.c_str());
 }

@@ -11,6 +11,7 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,14 @@ TEST_CASE("regression energies refuse mismatched data with a sentence", "[energy
              Catch::Contains("non-negative integer count"));
   CHECK_THAT(msg([&] { ember::linear_regression<D>(s.X.view(), s.y.view(), 0.0, ember::normal_prior{1}); }),
              Catch::Contains("noise_sd must be positive"));
+  // linear_regression checks its responses (finite), every builder its design matrix (finite).
+  auto ynan = s.y, xinf = s.X;
+  const_cast<float*>(ynan.view().data)[4] = std::numeric_limits<float>::quiet_NaN();
+  const_cast<float*>(xinf.view().data)[2 * D + 1] = std::numeric_limits<float>::infinity();
+  CHECK_THAT(msg([&] { ember::linear_regression<D>(s.X.view(), ynan.view(), 1.0, ember::normal_prior{1}); }),
+             Catch::StartsWith("ember::linear_regression: response 4 must be finite, got nan"));
+  CHECK_THAT(msg([&] { ember::logistic_regression<D>(xinf.view(), s.y.view(), ember::normal_prior{1}); }),
+             Catch::StartsWith("ember::logistic_regression: design matrix row 2, column 1 is not finite (inf)"));
   CHECK_THAT(msg([&] { ember::logistic_regression<D>(s.X.view(), s.y.view(), ember::normal_prior{-1}); }),
              Catch::Contains("scale must be positive"));
   CHECK_THAT(msg([&] { ember::logistic_regression<D>(s.X.view(), s.y.view(), ember::student_t_prior{0, 1}); }),

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 using ember::vec;
@@ -328,4 +329,28 @@ TEST_CASE("per-chain step sizes refuse a trajectory length", "[adapt][step_size]
                               ember::warmup(10, ember::step_size(ember::per_chain)),
                           {.chains = 8, .seed = 1, .progress = false});
   CHECK_THROWS_WITH(run.advance(1), Catch::Contains("needs a fixed number of integrator steps"));
+}
+
+TEST_CASE("adapter parameters out of their range are refused, NaN included", "[adaptation][refusal]") {
+  double const nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (double bad : {nan, -0.1, 1.0, 1.5, inf}) {
+    INFO("target " << bad);
+    CHECK_THROWS_WITH(ember::step_size({.target = bad}),
+                      Catch::StartsWith("ember::step_size: target must be 0 (the kernel's own) or an acceptance rate in (0, 1)"));
+    CHECK_THROWS_WITH(ember::step_size(ember::per_chain, {.target = bad}), Catch::StartsWith("ember::step_size: target must be"));
+  }
+  for (double bad : {nan, -1.0, 0.0, inf}) {
+    INFO("learning rate " << bad);
+    CHECK_THROWS_WITH(ember::chees({.learning_rate = bad}),
+                      Catch::StartsWith("ember::chees: learning_rate must be positive and finite"));
+  }
+  CHECK(ember::step_size({.target = 0.7}).target == 0.7);
+  CHECK(ember::step_size().target == 0);
+  CHECK(ember::chees({.learning_rate = 0.05}).learning_rate == 0.05);
+  // The adapter structs built by hand reach the same check when the run starts, before any work.
+  auto U = ember::gaussian(vec<float, 2>{{0.f, 0.f}}, 1.f);
+  CHECK_THROWS_WITH(ember::start(ember::mala(U, {}) | ember::warmup(10, ember::step_size_adapter{nan}), {.chains = 4}),
+                    Catch::StartsWith("ember::step_size: target must be"));
+  CHECK_THROWS_WITH(ember::start(ember::hmc(U, {}) | ember::warmup(10, ember::step_size(), ember::chees_adapter{-1}), {.chains = 4}),
+                    Catch::StartsWith("ember::chees: learning_rate must be"));
 }

@@ -161,9 +161,8 @@ struct warmup_state {
   warmup_state() = default;
   warmup_state(Kernel const& k, W const& w, std::int64_t chains) : kernel(k) {
     if constexpr (adapts_step) {
-      double target = w.template get<step_size_adapter>().target;
-      if (!(target > 0)) target = adapts_trajectory ? 0.651 : Kernel::target_acceptance;
-      if (!(target < 1)) throw std::invalid_argument("ember::warmup: the target acceptance must be in (0, 1)");
+      double target = detail::checked_target(w.template get<step_size_adapter>().target);
+      if (target == 0) target = adapts_trajectory ? 0.651 : Kernel::target_acceptance;
       da.target = target;
       if constexpr (adapts_trajectory) {
         // ChEES's pooled acceptance changes from one transition to the next with the Halton
@@ -179,9 +178,8 @@ struct warmup_state {
       da.restart(std::isfinite(eps0) && eps0 > 0 ? eps0 : 1.0);
     }
     if constexpr (adapts_chain_step) {
-      double target = w.template get<per_chain_step_size_adapter>().target;
-      if (!(target > 0)) target = Kernel::target_acceptance;
-      if (!(target < 1)) throw std::invalid_argument("ember::warmup: the target acceptance must be in (0, 1)");
+      double target = detail::checked_target(w.template get<per_chain_step_size_adapter>().target);
+      if (target == 0) target = Kernel::target_acceptance;
       da.target = target;
       double eps0 = double(k.step_size);
       if (!(std::isfinite(eps0) && eps0 > 0)) eps0 = 1.0;
@@ -191,7 +189,7 @@ struct warmup_state {
     }
     if constexpr (adapts_trajectory) {
       if (chains < 2) throw std::invalid_argument("ember::warmup: chees() needs at least 2 chains (it adapts from their ensemble)");
-      chees.learning_rate = w.template get<chees_adapter>().learning_rate;
+      chees.learning_rate = detail::checked_learning_rate(w.template get<chees_adapter>().learning_rate);
       // From one step's length unless the user gave T: ChEES's criterion can have several local
       // maxima (on a Gaussian, T ≈ 2.2σ, 5.4σ, …), and climbing from below finds the first.
       double eps = std::isfinite(double(k.step_size)) && k.step_size > 0 ? double(k.step_size) : 1.0;

@@ -6,7 +6,10 @@
 /// (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs with its
 /// extra lanes masked off. `backend::cpu{.simd = false}` runs every chain one at a time.
 /// Per-kept-step diagnostics are summed per block in double and combined in block order, so
-/// blocks never share a cache line on the hot path and the sums do not depend on threads.
+/// blocks never share a cache line on the hot path. The sums' last bits depend on the block
+/// partition (the grouping of the additions): the automatic partition depends on the chain count
+/// only up to 8 threads (64 blocks), so the trace is bitwise the same on 1 to 8 threads; a
+/// `.block` of one's own, or more threads, may change its last bits. Draws never depend on either.
 /// An exception thrown inside a worker (by a user's energy, say) is caught there and rethrown to
 /// the caller after the parallel loop; the run then keeps the state of its last whole chunk.
 
@@ -28,6 +31,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <numeric>
@@ -284,10 +288,19 @@ class backend::cpu::storage {
           "ember::backend::cpu: .simd = false runs the one-chain-at-a-time path, which this program was compiled "
           "without (EMBER_CPU_SCALAR_PATH=0)");
 #endif
-    nthreads_ = be.threads > 0 ? be.threads : omp_get_max_threads();
     if (be.threads < 0)
       throw std::invalid_argument("ember::backend::cpu: threads must be 0 (automatic) or positive, got " +
                                   std::to_string(be.threads));
+    nthreads_ = be.threads > 0 ? be.threads : omp_get_max_threads();
+    // A count the process cannot create would end it inside the OpenMP runtime (libgomp exits
+    // when pthread_create fails): more than 8 per processor, 64 at least, or over OpenMP's
+    // thread limit, is capped, with a line on stderr.
+    if (int const cap = int(std::min<long long>(omp_get_thread_limit(), std::max(64, 8 * omp_get_num_procs())));
+        nthreads_ > cap) {
+      std::fprintf(stderr, "ember::backend::cpu: %d threads asked, more than this machine can run usefully; using %d\n",
+                   nthreads_, cap);
+      nthreads_ = cap;
+    }
     if (be.block < 0)
       throw std::invalid_argument("ember::backend::cpu: block must be 0 (automatic) or positive, got " +
                                   std::to_string(be.block));
@@ -300,11 +313,12 @@ class backend::cpu::storage {
     unit_ = be.simd ? W : 1;
     std::int64_t const units = (chains + unit_ - 1) / unit_;
     if (be.block > 0) {
-      per_block_ = (be.block + unit_ - 1) / unit_;
+      // In whole batches, and no larger than the run (a .block near 2⁶³ must not wrap).
+      per_block_ = std::min(units, be.block / unit_ + (be.block % unit_ != 0));
       nblocks_ = (units + per_block_ - 1) / per_block_;
       extra_ = 0;
     } else {
-      nblocks_ = std::min<std::int64_t>(units, 8 * std::int64_t(nthreads_));
+      nblocks_ = std::min<std::int64_t>(units, std::max<std::int64_t>(64, 8 * std::int64_t(nthreads_)));
       per_block_ = units / nblocks_;
       extra_ = units % nblocks_;
     }
@@ -382,7 +396,7 @@ class backend::cpu::storage {
     std::swap(a_, b_);
     chunk_output out;
     out.track.assign(stride, 0.0);
-    // Blocks' sums added in block order (fixed, so the trace does not depend on threads).
+    // Blocks' sums added in block order (fixed for a partition; see the file comment).
     for (std::int64_t b = 0; b < nblocks_; ++b)
       for (std::size_t i = 0; i < stride; ++i) out.track[i] += track[std::size_t(b) * stride + i];
     return out;

@@ -7,9 +7,11 @@
 /// the table with the compile-time budget check.
 ///
 ///     --chains 64,128   chain counts (one row each)      --warmup 1000   warm-up transitions
-///     --draws 1000      kept draws per chain              --seed 1
+///     --draws 1000      kept draws per chain              --seed 1        0 to 2^64 - 1
 ///     --only TEXT       configurations whose id contains TEXT (ids: target__sampler__precision__backend)
-///     --jsonl FILE      JSON lines to FILE instead of standard output
+///     --jsonl FILE      JSON lines to FILE instead of standard output, rewritten durably after
+///                       every configuration (io/detail/durable_file.hpp), so the rows measured
+///                       so far survive a failure later in the run
 ///     --host-cache MIB  keep at most MIB MiB of freed host memory for the next configuration
 ///                       (host_cache.hpp; default 1 GiB or an eighth of RAM; 0: every
 ///                       configuration's arrays and recording in fresh memory, page faults and all)
@@ -17,15 +19,17 @@
 #include <ember/benchmark/axes.hpp>
 #include <ember/benchmark/report.hpp>
 #include <ember/host_cache.hpp>
+#include <ember/io/detail/durable_file.hpp>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <initializer_list>
 #include <iostream>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ember::benchmark {
 
@@ -43,6 +47,20 @@ inline std::int64_t positive_integer(std::string const& flag, std::string const&
   }
   if (used != text.size() || v < 1)
     throw std::invalid_argument("ember benchmark: " + flag + " takes a positive integer, got '" + text + "'");
+  return v;
+}
+// 0 to 2⁶⁴ − 1, digits only (std::stoull alone would take "-1" as 2⁶⁴ − 1).
+inline std::uint64_t unsigned_integer(std::string const& flag, std::string const& text) {
+  std::size_t used = 0;
+  unsigned long long v = 0;
+  bool const digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  try {
+    if (digits) v = std::stoull(text, &used);
+  } catch (std::exception const&) {
+    used = 0;
+  }
+  if (!digits || used != text.size())
+    throw std::invalid_argument("ember benchmark: " + flag + " takes an integer from 0 to 2^64 - 1, got '" + text + "'");
   return v;
 }
 }  // namespace detail
@@ -79,7 +97,7 @@ struct command_line {
       } else if (flag == "--draws") {
         c.axes.draws = detail::positive_integer(flag, value);
       } else if (flag == "--seed") {
-        c.axes.seed = std::uint64_t(detail::positive_integer(flag, value));
+        c.axes.seed = detail::unsigned_integer(flag, value);
       } else if (flag == "--only") {
         c.only = value;
       } else if (flag == "--jsonl") {
@@ -125,21 +143,49 @@ inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget
       std::cout << "  " << id << "\n";
     return 0;
   }
-  std::ofstream file;
-  if (!cl.jsonl.empty()) {
-    file.open(cl.jsonl);
-    if (!file) {
-      std::cerr << "ember benchmark: cannot write " << cl.jsonl << "\n";
+  std::vector<std::pair<char const*, configuration_fn>> chosen;
+  for (auto const& c : configurations)
+    if (std::string(c.first).find(cl.only) != std::string::npos) chosen.push_back(c);
+  if (chosen.empty()) {
+    std::cerr << "ember benchmark: --only '" << cl.only << "' matches no configuration (--help lists them)\n";
+    return 2;
+  }
+  // JSON lines for --jsonl are gathered here and the file rewritten after every configuration.
+  std::ostringstream lines;
+  auto save_lines = [&] {
+    if (cl.jsonl.empty()) return;
+    ember::detail::durable_file f(cl.jsonl, "ember benchmark: --jsonl");
+    f.write(lines.str());
+    f.commit();
+  };
+  try {
+    save_lines();  // an unwritable path is refused before any measurement
+  } catch (std::exception const& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+  if (cl.host_cache_mib >= 0) set_host_cache_limit(std::size_t(cl.host_cache_mib) << 20);
+  report out(cl.jsonl.empty() ? &std::cout : &lines, times_dir);
+  int failed = 0;
+  for (auto const& [id, f] : chosen) {
+    // A configuration that throws (a refusal, a failed allocation) is reported and counted; the
+    // rows before and after it are kept.
+    try {
+      f(out, cl.axes);
+    } catch (std::exception const& e) {
+      ++failed;
+      std::cerr << "ember benchmark: " << id << " failed: " << e.what() << "\n";
+    }
+    try {
+      save_lines();
+    } catch (std::exception const& e) {
+      std::cerr << e.what() << "\n";
       return 2;
     }
   }
-  if (cl.host_cache_mib >= 0) set_host_cache_limit(std::size_t(cl.host_cache_mib) << 20);
-  report out(cl.jsonl.empty() ? &std::cout : &file, times_dir);
-  for (auto const& [id, f] : configurations)
-    if (std::string(id).find(cl.only) != std::string::npos)
-      f(out, cl.axes);
   out.print_table(std::cout, cpu_budget_s, cuda_budget_s);
-  return 0;
+  if (failed) std::cerr << "ember benchmark: " << failed << " of " << chosen.size() << " configurations failed\n";
+  return failed ? 1 : 0;
 }
 
 }  // namespace ember::benchmark

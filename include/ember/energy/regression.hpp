@@ -97,7 +97,11 @@ struct gaussian_likelihood {
     slope = S(inv_var) * r;
     return S(T(0.5)) * r * slope;
   }
-  static void check(T, std::int64_t) {}
+  static void check(T y, std::int64_t i) {
+    if (!std::isfinite(double(y)))
+      throw std::invalid_argument("ember::linear_regression: response " + std::to_string(i) + " must be finite, got " +
+                                  detail::number_g(double(y)));
+  }
 };
 
 /// U(β) = Σᵢ ℓ(xᵢ·β, yᵢ) + prior(β) over the rows of `x` (see the file comment). Built by
@@ -220,6 +224,12 @@ regression<T, D, L, P> make_regression(char const* who, data_view<T> x, data_vie
   if (x.space != y.space) throw std::invalid_argument(w + ": the design matrix and responses are in different memory");
   if (y.space == memory_space::host)
     for (std::int64_t i = 0; i < y.rows; ++i) L::check(y.data[i], i);
+  if (x.space == memory_space::host)
+    for (std::int64_t i = 0; i < x.rows; ++i)
+      for (int j = 0; j < D; ++j)
+        if (!std::isfinite(double(x(i, j))))
+          throw std::invalid_argument(w + ": design matrix row " + std::to_string(i) + ", column " + std::to_string(j) +
+                                      " is not finite (" + detail::number_g(double(x(i, j))) + ")");
   return regression<T, D, L, P>{x, y, lik, prior_terms<T, P>(prior)};
 }
 }  // namespace detail

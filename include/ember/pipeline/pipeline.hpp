@@ -162,6 +162,10 @@ constexpr auto append(P const& p, Stage const& s) {
           throw std::invalid_argument("ember: thinning " + std::to_string(q.thin) + " x " + std::to_string(st.k) +
                                       " overflows a 64-bit count");
       }
+      // Stages combined stay within a run's transitions, so warm-up + burn-in cannot wrap.
+      if (r.burn_in > max_transitions || r.thin > max_transitions)
+        throw std::invalid_argument("ember: burn-in " + std::to_string(r.burn_in) + " or thinning " + std::to_string(r.thin) +
+                                    " is more than a run's 4,294,967,294 transitions");
       return r;
     }
   }(p, s);

@@ -78,11 +78,27 @@ struct chees_adapter {
   double learning_rate = 0.025;
 };
 
-inline constexpr step_size_adapter step_size(step_size_adapter o = {}) { return o; }
-inline constexpr per_chain_step_size_adapter step_size(per_chain_t, step_size_adapter o = {}) { return {o.target}; }
+namespace detail {
+/// An adapter's target acceptance: 0 (the kernel's own) or in (0, 1); anything else, NaN
+/// included, is refused rather than read as the default.
+inline double checked_target(double target) {
+  if (!(target == 0 || (target > 0 && target < 1)))
+    throw std::invalid_argument("ember::step_size: target must be 0 (the kernel's own) or an acceptance rate in (0, 1), got " +
+                                std::to_string(target));
+  return target;
+}
+inline double checked_learning_rate(double rate) {
+  if (!(rate > 0 && rate < 1e300))
+    throw std::invalid_argument("ember::chees: learning_rate must be positive and finite, got " + std::to_string(rate));
+  return rate;
+}
+}  // namespace detail
+
+inline step_size_adapter step_size(step_size_adapter o = {}) { return {detail::checked_target(o.target)}; }
+inline per_chain_step_size_adapter step_size(per_chain_t, step_size_adapter o = {}) { return {detail::checked_target(o.target)}; }
 inline constexpr diagonal_mass_adapter diagonal_mass() { return {}; }
 inline constexpr dense_mass_adapter dense_mass() { return {}; }
-inline constexpr chees_adapter chees(chees_adapter o = {}) { return o; }
+inline chees_adapter chees(chees_adapter o = {}) { return {detail::checked_learning_rate(o.learning_rate)}; }
 
 /// `warmup(n, adapters...)`: n transitions before burn-in during which the kernel is tuned;
 /// afterwards it is frozen, so kept draws come from one fixed Markov kernel. With no adapters:
@@ -113,16 +129,21 @@ struct warmup_stage {
   }
 };
 
-/// `burn_in(n)`, n ≥ 0.
-inline burn_in_stage burn_in(std::int64_t n) {
-  if (n < 0) throw std::invalid_argument("ember::burn_in: n must be non-negative, got " + std::to_string(n));
-  return {n};
+namespace detail {
+/// A run makes fewer than 2³² − 1 transitions (a step index is 32 bits): no stage can count more.
+inline constexpr std::int64_t max_transitions = (std::int64_t(1) << 32) - 2;
+inline std::int64_t checked_count(char const* who, char const* what, std::int64_t n, std::int64_t least) {
+  if (n < least || n > max_transitions)
+    throw std::invalid_argument(std::string(who) + ": " + what + " must be from " + std::to_string(least) +
+                                " to 4,294,967,294 (a run makes fewer than 2^32 - 1 transitions), got " + std::to_string(n));
+  return n;
 }
-/// `thin(k)`, k ≥ 1.
-inline thin_stage thin(std::int64_t k) {
-  if (k < 1) throw std::invalid_argument("ember::thin: k must be at least 1, got " + std::to_string(k));
-  return {k};
-}
+}  // namespace detail
+
+/// `burn_in(n)`, 0 ≤ n < 2³² − 1.
+inline burn_in_stage burn_in(std::int64_t n) { return {detail::checked_count("ember::burn_in", "n", n, 0)}; }
+/// `thin(k)`, 1 ≤ k < 2³² − 1.
+inline thin_stage thin(std::int64_t k) { return {detail::checked_count("ember::thin", "k", k, 1)}; }
 /// `record()`.
 inline constexpr record_stage record() { return {}; }
 /// `track(moments, acceptance, mean_energy)`, any subset.
@@ -132,13 +153,11 @@ constexpr track_stage<Tags...> track(Tags...) {
 }
 /// `warmup(n)` (step size and diagonal metric) or `warmup(n, step_size(), dense_mass(), ...)`.
 inline warmup_stage<step_size_adapter, diagonal_mass_adapter> warmup(std::int64_t n) {
-  if (n < 0) throw std::invalid_argument("ember::warmup: n must be non-negative, got " + std::to_string(n));
-  return {n, {}};
+  return {detail::checked_count("ember::warmup", "n", n, 0), {}};
 }
 template <class A, class... As>
 warmup_stage<A, As...> warmup(std::int64_t n, A a, As... as) {
-  if (n < 0) throw std::invalid_argument("ember::warmup: n must be non-negative, got " + std::to_string(n));
-  return {n, {a, as...}};
+  return {detail::checked_count("ember::warmup", "n", n, 0), {a, as...}};
 }
 
 }  // namespace ember
