@@ -13,7 +13,7 @@
 ///                       every configuration (io/detail/durable_file.hpp), so the rows measured
 ///                       so far survive a failure later in the run
 ///     --host-cache MIB  keep at most MIB MiB of freed host memory for the next configuration
-///                       (host_cache.hpp; default 1 GiB or an eighth of RAM; 0: every
+///                       (host_cache.hpp; default 1 GiB or an eighth of usable memory; 0: every
 ///                       configuration's arrays and recording in fresh memory, page faults and all)
 
 #include <ember/benchmark/axes.hpp>
