@@ -76,6 +76,9 @@ struct adaptation_report {
   int integrator_steps = 0;           ///< HMC: its fixed step count (ChEES: the mean ⌈uT/ε⌉ is T/2ε)
   std::vector<double> metric_scale;   ///< diagonal metric: standard deviations; dense: L row by row
   std::vector<double> step_sizes;     ///< step_size(per_chain): each chain's ε (`step_size` is their median)
+  /// An adapted quantity that ended at a bound (ChEES's T at ε or 1000ε), in words; the summary
+  /// prints each as a WARNING.
+  std::vector<std::string> warnings;
 };
 
 /// Per-kept-step diagnostics over the chains still live at that step (`track(...)`).

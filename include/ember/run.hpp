@@ -237,6 +237,30 @@ class run {
       a.trajectory_length = double(k.trajectory_length);
       a.integrator_steps = k.integrator_steps;
     }
+    if constexpr (decltype(warm_)::adapts_trajectory) {
+      // ChEES's T is kept within [ε, 1000ε] (adapt/chees.hpp); an adaptation still pressing on a
+      // bound after the last metric change is worth a word.
+      auto const& ch = warm_.chees;
+      double const T = a.trajectory_length, eps = a.step_size;
+      char b[480];
+      // Pressing: clipped in at least a tenth of the updates since the last metric change.
+      if (t_ >= sched_.warmup && ch.clipped_high > 0 && 10 * ch.clipped_high >= ch.recent) {
+        std::snprintf(b, sizeof b,
+                      "WARNING: ChEES's trajectory length reached its upper bound, 1000 step sizes, in %lld of the "
+                      "last %lld warm-up updates (kept T = %.4g = %.0f step sizes): the target wants longer "
+                      "trajectories than this step size affords (a funnel's neck, a badly scaled dimension), so "
+                      "the chains may mix slowly; check R-hat and ESS, adapt a metric, or reparametrise.",
+                      (long long)ch.clipped_high, (long long)ch.recent, T, T / eps);
+        a.warnings.emplace_back(b);
+      } else if (t_ >= sched_.warmup && ch.clipped_low > 0 && 10 * ch.clipped_low >= ch.recent) {
+        std::snprintf(b, sizeof b,
+                      "WARNING: ChEES's trajectory length reached its lower bound, one step size, in %lld of the "
+                      "last %lld warm-up updates (kept T = %.4g = %.2f step sizes): transitions of a leapfrog "
+                      "step or two are a random walk; the adaptation found no longer trajectory worth its cost.",
+                      (long long)ch.clipped_low, (long long)ch.recent, T, T / eps);
+        a.warnings.emplace_back(b);
+      }
+    }
     if constexpr (decltype(warm_)::adapts_chain_step) {
       auto const& h = storage_.host();
       T const* eps = h.slots.data() + std::int64_t(state_type::step_size_slot) * h.stride;
@@ -461,9 +485,12 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   if (r.get<std::uint32_t>() != 2) refuse("has a checkpoint format this ember cannot read");
   char version[16];
   r.get_bytes(version);
-  if (std::memcmp(version, detail::ember_version, sizeof version) != 0)
-    refuse("was written by " + std::string(version, strnlen(version, sizeof version)) + ", this is " +
-           detail::ember_version);
+  if (std::memcmp(version, detail::ember_version, sizeof version) != 0) {
+    std::string v(version, strnlen(version, sizeof version));
+    for (char& c : v)
+      if (c < 32 || c > 126) c = '?';  // a corrupt file's bytes never reach a terminal raw
+    refuse("was written by " + v + ", this is " + detail::ember_version);
+  }
   auto const size = r.get<std::uint32_t>();
   if (size != sizeof(T))
     refuse("holds " + std::string(size == 4 ? "float" : size == 8 ? "double" : "unknown") +
@@ -475,7 +502,7 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   if (r.get<std::uint64_t>() != detail::structural_fingerprint<P>(state_type::slots))
     refuse("was written for a different pipeline (kernel, metric, integrator, warm-up or stages differ)");
   sample_options<T, D> opt;
-  opt.chains = r.get<std::int64_t>();
+  opt.chains = r.get_count(3 * sizeof(std::int64_t) + 1);  // each chain holds diverged_at, accepted, divergent, frozen
   opt.seed = r.get<std::uint64_t>();
   opt.progress = false;
   auto const key = r.get<std::uint64_t>();
@@ -489,7 +516,7 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
     refuse("was written for a schedule of warm-up " + std::to_string(sch.warmup) + ", burn-in " +
            std::to_string(sch.burn_in) + ", thin " + std::to_string(sch.thin) + "; this pipeline has " +
            std::to_string(want.warmup) + ", " + std::to_string(want.burn_in) + ", " + std::to_string(want.thin));
-  if (opt.chains <= 0 || t < 0) refuse("is corrupt (a negative count)");
+  if (opt.chains <= 0 || t < 0 || t > detail::max_transitions) refuse("is corrupt (a transition count out of range)");
   run out(pipe, opt, backend);  // allocates; its initial state is replaced below
   out.key_ = key;
   out.t_ = t;

@@ -205,3 +205,13 @@ TEST_CASE("the tracked sums have the same bits on 1 to 8 threads", "[resources][
     CHECK(same);
   }
 }
+
+TEST_CASE("summarize with a thread count the process cannot create is capped, with the same summary", "[resources]") {
+  auto const r = ember::sample(pipe(), {.chains = 40, .steps = 40, .seed = 3, .progress = false});
+  auto const a = ember::summarize(r, {.threads = 1}), b = ember::summarize(r, {.threads = 2'000'000'000});
+  for (int d = 0; d < D; ++d) {
+    CHECK(a.dims[d].mean == b.dims[d].mean);
+    CHECK(a.dims[d].ess == b.dims[d].ess);
+    CHECK(a.dims[d].rhat == b.dims[d].rhat);
+  }
+}

@@ -11,13 +11,32 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 using ember_test::message_of;
+
+// The largest single allocation through operator new since it was last reset: a reader must not
+// allocate what a small file's header claims before it has checked it against the file.
+namespace {
+std::atomic<std::size_t> largest_allocation{0};
+}  // namespace
+[[gnu::noinline]] void* operator new(std::size_t n) {
+  for (auto seen = largest_allocation.load(); n > seen && !largest_allocation.compare_exchange_weak(seen, n);) {
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// (Not inlined: GCC 12 would take an inlined malloc() or free() for a new/delete mismatch.)
 
 namespace {
 
@@ -114,6 +133,64 @@ TEST_CASE("dataset reads .npy files of every supported type and order", "[data]"
   CHECK_THAT(message_of([&] { ember::dataset<double>::from_npy(p); }), Catch::Contains("fewer than the 9 values"));
   write_file(p, "not numpy at all");
   CHECK_THAT(message_of([&] { ember::dataset<double>::from_npy(p); }), Catch::Contains("not a .npy file"));
+  std::remove(p.c_str());
+}
+
+TEST_CASE("dataset::from_csv keeps a first row with an empty field or after a byte-order mark", "[data]") {
+  auto p = temp_path("bom.csv");
+  // A UTF-8 byte-order mark is not part of the first field: the row is data, or a header.
+  write_file(p, "\xEF\xBB\xBF" "1,2\n3,4\n");
+  auto d = ember::dataset<double>::from_csv(p);
+  CHECK(d.rows() == 2);
+  CHECK(d.names().empty());
+  CHECK(d.values() == std::vector<double>{1, 2, 3, 4});
+  write_file(p, "\xEF\xBB\xBF" "x,y\r\n1,2\r\n");
+  CHECK(ember::dataset<double>::from_csv(p).names() == std::vector<std::string>{"x", "y"});
+  // An empty field makes no header: the row is refused, naming the line and the field.
+  write_file(p, "1,,3\n4,5,6\n");
+  CHECK_THAT(message_of([&] { ember::dataset<double>::from_csv(p); }),
+             Catch::StartsWith("ember::dataset::from_csv: " + p + " line 1: field 2 is empty"));
+  write_file(p, ",,\n1,2,3\n");
+  CHECK_THAT(message_of([&] { ember::dataset<double>::from_csv(p); }), Catch::Contains("line 1: field 1 is empty"));
+  write_file(p, "# comment\nx,y\n\n1,2\n3,\n");
+  CHECK_THAT(message_of([&] { ember::dataset<double>::from_csv(p); }), Catch::Contains("line 5: field 2 is empty"));
+  // A header may have empty names (pandas writes one for its index column).
+  write_file(p, ",a,b\n0,1,2\n");
+  auto h = ember::dataset<float>::from_csv(p);
+  CHECK(h.names() == std::vector<std::string>{"", "a", "b"});
+  CHECK(h.rows() == 1);
+  std::remove(p.c_str());
+}
+
+TEST_CASE("dataset::from_npy checks the header against the file before allocating", "[data]") {
+  auto p = temp_path("bad.npy");
+  auto refusal = [&] {
+    largest_allocation = 0;
+    std::string m = message_of<std::invalid_argument>([&] { ember::dataset<float>::from_npy(p); });
+    CHECK(m.rfind("ember::dataset::from_npy: " + p + ": ", 0) == 0);
+    CHECK(largest_allocation.load() < (std::size_t(1) << 20));
+    return m;
+  };
+  // A 12-byte version-2.0 file whose header length says 2 GiB.
+  write_file(p, std::string("\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12));
+  CHECK_THAT(refusal(), Catch::Contains("declares 2147483647 bytes but only 0 follow"));
+  // 2^28 float32 values (1 GiB) announced, none present.
+  write_npy<float>(p, "<f4", false, "(268435456,)", {});
+  CHECK_THAT(refusal(), Catch::Contains("fewer than the 268435456 values"));
+  write_npy<float>(p, "<f4", false, "(-1, 3)", {1, 2, 3});
+  CHECK_THAT(refusal(), Catch::Contains("negative dimension"));
+  write_npy<float>(p, "<f4", false, "(4294967296, 4294967297)", {1, 2, 3});
+  CHECK_THAT(refusal(), Catch::Contains("overflows"));
+  write_npy<float>(p, "<f4", false, "(1, 4294967296)", {1, 2, 3});
+  CHECK_THAT(refusal(), Catch::Contains("too large for a dataset"));
+  write_npy<float>(p, "<f4", false, "(0, 3)", {});
+  CHECK_THAT(refusal(), Catch::Contains("must be positive"));
+  write_npy<float>(p, "<f4", false, "(2,)", {1, 2, 3});
+  CHECK_THAT(refusal(), Catch::Contains("4 bytes after the 2 values"));
+  write_npy<double>(p, ">f8", false, "(1,)", {1});
+  CHECK_THAT(refusal(), Catch::Contains("big-endian"));
+  write_npy<float>(p, "<f0", false, "(1,)", {1});
+  CHECK_THAT(refusal(), Catch::Contains("type string '<f0'"));
   std::remove(p.c_str());
 }
 

@@ -354,3 +354,29 @@ TEST_CASE("adapter parameters out of their range are refused, NaN included", "[a
   CHECK_THROWS_WITH(ember::start(ember::hmc(U, {}) | ember::warmup(10, ember::step_size(), ember::chees_adapter{-1}), {.chains = 4}),
                     Catch::StartsWith("ember::chees: learning_rate must be"));
 }
+
+TEST_CASE("ChEES's trajectory length stays within [eps, 1000 eps] and says so when it ends at a bound",
+          "[adaptation][chees]") {
+  // Without metric adaptation, sds 0.01 and 100: the step size follows the narrow dimension
+  // (ε ~ 0.01) while ChEES's criterion wants T ~ 2·100 in the wide one, 10⁴ε and more.
+  auto const U = ember::gaussian<float, 2, ember::covariance::diagonal>(vec<float, 2>{}, vec<float, 2>{{0.01f, 100.f}});
+  auto pipe = ember::hmc(U, {}) | ember::warmup(600, ember::step_size(), ember::chees()) | ember::record();
+  auto const r = ember::sample(pipe, {.chains = 32, .steps = 200, .seed = 6, .progress = false});
+  auto const a = r.adapted();
+  INFO("T " << a.trajectory_length << ", step size " << a.step_size);
+  CHECK(a.trajectory_length <= 1000 * a.step_size * (1 + 1e-6));
+  CHECK(a.trajectory_length >= 500 * a.step_size);
+  for (auto const& w : a.warnings) UNSCOPED_INFO(w);
+  REQUIRE(a.warnings.size() == 1);
+  CHECK_THAT(a.warnings[0], Catch::StartsWith("WARNING: ChEES's trajectory length reached its upper bound, 1000 step sizes"));
+  auto const s = ember::summarize(r);
+  auto const w = s.warnings();
+  CHECK(std::find(w.begin(), w.end(), a.warnings[0]) != w.end());
+  // With the metric adapted the same target needs no clipping, and no warning is given.
+  auto tuned = ember::hmc(U, {}) | ember::warmup(600, ember::step_size(), ember::diagonal_mass(), ember::chees()) | ember::record();
+  auto const q = ember::sample(tuned, {.chains = 32, .steps = 200, .seed = 6, .progress = false});
+  INFO("with a metric: T " << q.adapted().trajectory_length << ", step size " << q.adapted().step_size);
+  CHECK(q.adapted().trajectory_length < 1000 * q.adapted().step_size);
+  for (auto const& w : q.adapted().warnings) UNSCOPED_INFO(w);
+  CHECK(q.adapted().warnings.empty());
+}

@@ -232,6 +232,8 @@ struct warmup_state {
         // The trajectory simulated at t was uT with u the Halton factor of t; d x'/d log T = uT v'.
         double const uT = halton(std::uint64_t(t) + 1, 2) * chees.current();
         chees.update(uT * s[0] / m[1]);
+        double const eps = adapts_step ? da.current() : double(kernel.step_size);
+        chees.clip(eps, chees_state::max_steps_per_trajectory * eps);
       }
     }
     if constexpr (adapts_metric) {
@@ -292,7 +294,13 @@ struct warmup_state {
       std::nth_element(e.begin(), e.begin() + std::ptrdiff_t(e.size() / 2), e.end());
       return kernel.with_step_size(e[e.size() / 2]);
     } else {
-      return tuned(da.final(), chees.final());
+      if constexpr (adapts_trajectory) {
+        // The kept T within [ε̄, 1000ε̄] too (its running average can sit outside the iterates' band).
+        double const eps = adapts_step ? da.final() : double(kernel.step_size);
+        return tuned(da.final(), std::clamp(chees.final(), eps, chees_state::max_steps_per_trajectory * eps));
+      } else {
+        return tuned(da.final(), chees.final());
+      }
     }
   }
 

@@ -291,19 +291,7 @@ class backend::cpu::storage {
     if (be.threads < 0)
       throw std::invalid_argument("ember::backend::cpu: threads must be 0 (automatic) or positive, got " +
                                   std::to_string(be.threads));
-    nthreads_ = be.threads > 0 ? be.threads : omp_get_max_threads();
-    // A count the process cannot create would end it inside the OpenMP runtime (libgomp exits
-    // when pthread_create fails): more than 8 per processor, 64 at least, or over OpenMP's
-    // thread limit, is capped, with a line on stderr.
-    if (int const cap = int(std::min<long long>(omp_get_thread_limit(), std::max(64, 8 * omp_get_num_procs())));
-        nthreads_ > cap) {
-      std::fprintf(stderr, "ember::backend::cpu: %d threads asked, more than this machine can run usefully; using %d\n",
-                   nthreads_, cap);
-      nthreads_ = cap;
-    }
-    if (be.block < 0)
-      throw std::invalid_argument("ember::backend::cpu: block must be 0 (automatic) or positive, got " +
-                                  std::to_string(be.block));
+    nthreads_ = detail::capped_thread_count(be.threads > 0 ? be.threads : omp_get_max_threads(), "ember::backend::cpu");
     // Blocks are whole batches (`unit_` chains), so a batch never straddles two blocks. A user's
     // `.block` is rounded up to whole batches. The automatic choice is about 8 blocks per thread
     // (but never fewer blocks than threads while there are whole batches to share: 64 chains on 2

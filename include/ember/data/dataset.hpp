@@ -9,6 +9,7 @@
 /// cannot be opened), naming the file, line or entry.
 
 #include <ember/data/data_view.hpp>
+#include <ember/io/npy.hpp>
 
 #include <cmath>
 #include <concepts>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -45,44 +47,56 @@ class dataset {
   dataset(std::span<T const> values, std::int64_t rows, int cols)
       : dataset(std::vector<T>(values.begin(), values.end()), rows, cols) {}
 
-  /// Reads a comma-separated file. A first line with any field that is not a number is a header
-  /// (its names go to `names()`); every other line must have the same number of numeric fields.
-  /// Blank lines and lines starting with `#` (comments: source, licence) are skipped.
+  /// Reads a comma-separated file (a UTF-8 byte-order mark at its start is skipped). Its first
+  /// line is a header if a field is neither a number nor empty (its names, empty ones included,
+  /// go to `names()`); every other line must have the same number of fields, each a number. An
+  /// empty field in a row of numbers is refused naming its line and field, never read as a
+  /// missing value or taken for a header. Blank lines and lines starting with `#` (comments:
+  /// source, licence) are skipped.
   static dataset from_csv(std::string const& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("ember::dataset::from_csv: cannot open " + path);
     dataset d;
     std::string line;
     std::int64_t lineno = 0;
     std::vector<T> vals;
     int cols = -1;
+    bool header = false;
+    auto at_line = [&](std::string const& why) {
+      return std::invalid_argument("ember::dataset::from_csv: " + path + " line " + std::to_string(lineno) + ": " + why);
+    };
     while (std::getline(in, line)) {
       ++lineno;
+      if (lineno == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       auto first = line.find_first_not_of(" \t");
       if (first == std::string::npos || line[first] == '#') continue;
       std::vector<std::string> fields = split(line);
       std::vector<double> nums;
       bool numeric = true;
-      for (auto const& f : fields) {
+      std::size_t empty = 0;  // the first empty field, from 1
+      for (std::size_t k = 0; k < fields.size() && numeric; ++k) {
         double x;
-        if (!parse(f, x)) {
+        if (fields[k].empty())
+          empty = empty ? empty : k + 1;
+        else if (!parse(fields[k], x))
           numeric = false;
-          break;
-        }
-        nums.push_back(x);
+        else
+          nums.push_back(x);
       }
       if (!numeric) {
-        if (cols < 0 && d.names_.empty()) {
+        if (cols < 0 && !header) {
+          header = true;
           d.names_ = fields;
           continue;
         }
-        throw std::invalid_argument("ember::dataset::from_csv: " + path + " line " + std::to_string(lineno) +
-                                    ": a field is not a number");
+        throw at_line("a field is not a number");
       }
+      if (empty) throw at_line("field " + std::to_string(empty) + " is empty (missing values are not supported)");
+      if (nums.size() > std::size_t(std::numeric_limits<int>::max())) throw at_line("more fields than an int can count");
       if (cols < 0) {
         cols = int(nums.size());
-        if (!d.names_.empty() && int(d.names_.size()) != cols)
+        if (header && int(d.names_.size()) != cols)
           throw std::invalid_argument("ember::dataset::from_csv: " + path + ": the header has " +
                                       std::to_string(d.names_.size()) + " names for " + std::to_string(cols) +
                                       " columns");
@@ -93,65 +107,58 @@ class dataset {
       }
       for (double x : nums) vals.push_back(T(x));
     }
+    if (in.bad()) throw std::runtime_error("ember::dataset::from_csv: cannot read " + path);
     if (cols <= 0) throw std::invalid_argument("ember::dataset::from_csv: " + path + " has no rows of numbers");
     d.rows_ = std::int64_t(vals.size()) / cols;
     d.cols_ = cols;
     d.v_ = std::move(vals);
-    d.check_shape("ember::dataset::from_csv");
+    d.check_shape(("ember::dataset::from_csv: " + path).c_str());
     return d;
   }
 
   /// Reads a NumPy `.npy` file (format 1.0–3.0) holding a 1-D or 2-D array of little-endian
   /// float32, float64, int32 or int64, C or Fortran order; converts to T. A 1-D array of n values
-  /// is n rows × 1 column.
+  /// is n rows × 1 column. The header is read and checked first (io/npy.hpp,
+  /// `detail::parse_npy_header`), and the sizes it declares are compared with the file's, with
+  /// checked arithmetic, before anything is allocated: the file must hold exactly those values.
   static dataset from_npy(std::string const& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("ember::dataset::from_npy: cannot open " + path);
-    auto fail = [&](std::string const& why) {
-      return std::invalid_argument("ember::dataset::from_npy: " + path + ": " + why);
-    };
-    char magic[8];
-    if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) throw fail("not a .npy file");
-    std::uint32_t hlen = 0;
-    if (magic[6] == 1) {
-      unsigned char b[2];
-      in.read(reinterpret_cast<char*>(b), 2);
-      hlen = b[0] | (b[1] << 8);
-    } else if (magic[6] == 2 || magic[6] == 3) {
-      unsigned char b[4];
-      in.read(reinterpret_cast<char*>(b), 4);
-      hlen = b[0] | (b[1] << 8) | (b[2] << 16) | (std::uint32_t(b[3]) << 24);
-    } else {
-      throw fail("unsupported format version " + std::to_string(int(magic[6])));
-    }
-    std::string header(hlen, '\0');
-    if (!in.read(header.data(), hlen)) throw fail("truncated header");
-    auto field = [&](std::string const& key) {
-      auto p = header.find("'" + key + "'");
-      if (p == std::string::npos) throw fail("header has no '" + key + "'");
-      p = header.find(':', p);
-      auto q = header.find_first_not_of(' ', p + 1);
-      return header.substr(q);
-    };
-    std::string descr = field("descr");
-    descr = descr.substr(1, descr.find('\'', 1) - 1);
-    bool fortran = field("fortran_order").rfind("True", 0) == 0;
-    std::string shape = field("shape");
-    shape = shape.substr(1, shape.find(')') - 1);
-    std::vector<std::int64_t> dims;
-    std::stringstream ss(shape);
-    std::string tok;
-    while (std::getline(ss, tok, ','))
-      if (tok.find_first_of("0123456789") != std::string::npos) dims.push_back(std::stoll(tok));
-    if (dims.empty() || dims.size() > 2) throw fail("only 1-D and 2-D arrays are supported");
-    std::int64_t rows = dims[0], cols = dims.size() == 2 ? dims[1] : 1;
-    std::size_t n = std::size_t(rows * cols);
-    std::vector<T> vals(n);
+    std::string const who = "ember::dataset::from_npy: " + path;
+    auto fail = [&](std::string const& why) { return std::invalid_argument(who + ": " + why); };
+    in.seekg(0, std::ios::end);
+    std::streamoff const size = in.tellg();
+    in.seekg(0);
+    if (size < 0 || !in) throw std::runtime_error(who + ": cannot find its size (is it a regular file?)");
+    std::size_t const n = std::size_t(size);
+    char pre[12];
+    std::size_t const got = n < sizeof pre ? n : sizeof pre;
+    if (!in.read(pre, std::streamsize(got))) throw std::runtime_error(who + ": cannot read it");
+    std::size_t const end = detail::npy_header_end<std::invalid_argument>(pre, got, n, who);  // end <= n
+    std::string header(end, '\0');
+    if (!in.seekg(0) || !in.read(header.data(), std::streamsize(end))) throw std::runtime_error(who + ": cannot read it");
+    detail::npy_layout const L = detail::parse_npy_header<std::invalid_argument>(header.data(), end, who);
+    if (L.shape.empty() || L.shape.size() > 2) throw fail("only 1-D and 2-D arrays are supported");
+    std::string const& descr = L.descr;
+    if (descr != "<f8" && descr != "<f4" && descr != "<i8" && descr != "<i4")
+      throw fail("unsupported dtype '" + descr + "' (little-endian f4, f8, i4, i8 only)");
+    std::size_t const rows = L.shape[0], cols = L.shape.size() == 2 ? L.shape[1] : 1;
+    if (rows == 0 || cols == 0)
+      throw fail("rows and cols must be positive, got " + std::to_string(rows) + " x " + std::to_string(cols));
+    if (cols > std::size_t(std::numeric_limits<int>::max()) || rows > std::size_t(std::numeric_limits<std::int64_t>::max()))
+      throw fail("the shape " + std::to_string(rows) + " x " + std::to_string(cols) + " is too large for a dataset");
+    std::size_t const count = L.count;  // rows · cols, checked; L.data_bytes = count · item, checked
+    if (L.data_bytes > n - end)
+      throw fail("the file holds fewer than the " + std::to_string(count) + " values its header announces");
+    if (L.data_bytes < n - end)
+      throw fail("the file holds " + std::to_string(n - end - L.data_bytes) + " bytes after the " + std::to_string(count) +
+                 " values its header announces");
+    std::vector<T> vals(count);
     auto read_as = [&]<class U>(U*) {
-      std::vector<U> raw(n);
-      if (!in.read(reinterpret_cast<char*>(raw.data()), std::streamsize(n * sizeof(U))))
-        throw fail("the file holds fewer than the " + std::to_string(n) + " values its header announces");
-      for (std::size_t i = 0; i < n; ++i) vals[i] = T(raw[i]);
+      std::vector<U> raw(count);
+      if (!in.read(reinterpret_cast<char*>(raw.data()), std::streamsize(L.data_bytes)))
+        throw fail("the file holds fewer than the " + std::to_string(count) + " values its header announces");
+      for (std::size_t i = 0; i < count; ++i) vals[i] = T(raw[i]);
     };
     if (descr == "<f8")
       read_as((double*)nullptr);
@@ -159,17 +166,20 @@ class dataset {
       read_as((float*)nullptr);
     else if (descr == "<i8")
       read_as((std::int64_t*)nullptr);
-    else if (descr == "<i4")
-      read_as((std::int32_t*)nullptr);
     else
-      throw fail("unsupported dtype '" + descr + "' (little-endian f4, f8, i4, i8 only)");
-    if (fortran && cols > 1) {
-      std::vector<T> t(n);
-      for (std::int64_t i = 0; i < rows; ++i)
-        for (std::int64_t j = 0; j < cols; ++j) t[std::size_t(i * cols + j)] = vals[std::size_t(j * rows + i)];
+      read_as((std::int32_t*)nullptr);
+    if (L.fortran_order && cols > 1) {
+      std::vector<T> t(count);
+      for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j) t[i * cols + j] = vals[j * rows + i];
       vals.swap(t);
     }
-    return dataset(std::move(vals), rows, int(cols));
+    dataset d;
+    d.v_ = std::move(vals);
+    d.rows_ = std::int64_t(rows);
+    d.cols_ = int(cols);
+    d.check_shape(who.c_str());
+    return d;
   }
 
   std::int64_t rows() const { return rows_; }

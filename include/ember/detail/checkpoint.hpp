@@ -3,6 +3,8 @@
 // read back with a cursor that refuses to read past the end, and an FNV-1a checksum of
 // everything before it at the end.
 
+#include <ember/io/detail/durable_file.hpp>
+
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -31,12 +33,15 @@ struct byte_writer {
   }
 };
 
+// A cursor over a checkpoint's bytes: every read is checked against what is left (`need`, no
+// overflow: `pos` never passes the end), and an array's length is checked against the bytes
+// left before anything is allocated for it.
 struct byte_reader {
   std::string const& bytes;
   std::string path;
   std::size_t pos = 0;
   void need(std::size_t n) const {
-    if (n > bytes.size() - pos)
+    if (pos > bytes.size() || n > bytes.size() - pos)
       throw std::runtime_error("ember::run::load: " + path + " is truncated (it ends after " +
                                std::to_string(bytes.size()) + " bytes)");
   }
@@ -48,6 +53,18 @@ struct byte_reader {
     std::memcpy(&v, bytes.data() + pos, sizeof v);
     pos += sizeof v;
     return v;
+  }
+  /// A count of items (chains) that the rest of the file holds at least `bytes_each` bytes for:
+  /// refused unless positive and within what is left, so that nothing allocated for it before
+  /// the items are read can exceed the file's own size.
+  std::int64_t get_count(std::size_t bytes_each) {
+    auto const n = get<std::int64_t>();
+    if (n <= 0) throw std::runtime_error("ember::run::load: " + path + " is corrupt (a count of " + std::to_string(n) + ")");
+    if (std::uint64_t(n) > (bytes.size() - pos) / (bytes_each ? bytes_each : 1))
+      throw std::runtime_error("ember::run::load: " + path + " is truncated or corrupt (it counts " + std::to_string(n) +
+                               " items of at least " + std::to_string(bytes_each) + " bytes in its last " +
+                               std::to_string(bytes.size() - pos) + ")");
+    return n;
   }
   template <class V>
   void get_bytes(V& v) {
@@ -62,7 +79,10 @@ struct byte_reader {
     if (expected != ~std::uint64_t(0) && n != expected)
       throw std::runtime_error("ember::run::load: " + path + " is corrupt (an array has " + std::to_string(n) +
                                " entries where " + std::to_string(expected) + " are expected)");
-    if (n > (bytes.size() - pos) / sizeof(V)) need(std::size_t(-1) / 2);
+    need(0);
+    if (n > (bytes.size() - pos) / sizeof(V))
+      throw std::runtime_error("ember::run::load: " + path + " is truncated or corrupt (an array of " + std::to_string(n) +
+                               " entries of " + std::to_string(sizeof(V)) + " bytes would pass its end)");
     Array v(n);
     if (n) std::memcpy(static_cast<void*>(v.data()), bytes.data() + pos, n * sizeof(V));
     pos += n * sizeof(V);
@@ -78,20 +98,15 @@ inline std::uint64_t fnv1a(void const* data, std::size_t n, std::uint64_t h = 0x
   return h;
 }
 
-// Writes `bytes` plus their checksum to path.tmp, then renames it over `path`, so a crash while
-// saving never leaves a half-written checkpoint under the real name.
+// Writes `bytes` plus their checksum durably (io/detail/durable_file.hpp: a temporary, checked,
+// fsynced and renamed over `path`), so a crash or a full disk while saving never leaves a
+// half-written checkpoint under the real name nor loses the one that was there.
 inline void write_file_atomically(std::string const& path, std::string bytes) {
   std::uint64_t const h = fnv1a(bytes.data(), bytes.size());
   bytes.append(reinterpret_cast<char const*>(&h), sizeof h);
-  std::string const tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("ember::run::save: cannot open " + tmp + " for writing");
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!f) throw std::runtime_error("ember::run::save: writing " + tmp + " failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("ember::run::save: cannot rename " + tmp + " to " + path);
+  durable_file f(path, "ember::run::save");
+  f.write(bytes);
+  f.commit();
 }
 
 // The file's bytes without the checksum, after checking it.

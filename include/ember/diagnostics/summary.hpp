@@ -24,6 +24,7 @@
 /// `divergent(c)`, `divergent_chains()`, `divergent_transitions()`, `acceptance_rate()`,
 /// `seconds()`, `final_states()`).
 
+#include <ember/backend/detail/host_memory.hpp>
 #include <ember/diagnostics/convergence.hpp>
 
 #ifdef _OPENMP
@@ -78,6 +79,7 @@ struct summary_table {
          chain_acceptance_median = std::numeric_limits<double>::quiet_NaN(),
          chain_acceptance_max = std::numeric_limits<double>::quiet_NaN();
   bool from_draws = false;  ///< statistics over recorded draws (else over final states)
+  std::vector<std::string> adaptation_warnings;  ///< the run's `adapted().warnings`, printed with the others
 
   std::int64_t live_chains() const { return chains - divergent_chains; }
   bool has_statistics() const { return live_chains() >= 1 && (from_draws ? kept >= 4 : live_chains() >= 2); }
@@ -101,6 +103,7 @@ struct summary_table {
                     (long long)divergent_transitions);
       w.emplace_back(b);
     }
+    for (auto const& a : adaptation_warnings) w.push_back(a);
     if (!has_statistics()) return w;
     if (from_draws) {
       int bad_r = 0, worst_r = 0, over = 0, low = 0, worst_low = 0;
@@ -232,6 +235,7 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
   s.target_acceptance = o.target_acceptance;
   s.acceptance_band = o.acceptance_band;
   s.harmonic_target = o.harmonic_target;
+  if constexpr (requires { r.adapted().warnings; }) s.adaptation_warnings = r.adapted().warnings;
   auto const draws = r.samples();
   // Draw k of chain c in dimension d. Every index is in range here: result's view is read through
   // its pointer in the documented layout (result.hpp), without the index checks of its operator().
@@ -266,7 +270,7 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
     s.draws = M * 2 * (r.kept() / 2);
     if (M < 1 || r.kept() < 4) return s;
 #ifdef _OPENMP
-    int const threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+    int const threads = std::min(D, detail::capped_thread_count(o.threads > 0 ? o.threads : omp_get_max_threads(), "ember::summarize"));
 #else
     int const threads = 1;
 #endif

@@ -10,7 +10,11 @@
 
 #include <sys/resource.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -134,6 +138,22 @@ inline memory_limit usable_memory() {
     return out;
   }();
   return m;
+}
+
+// A thread count the process can run: `asked` capped at 8 per processor (64 at least) and at
+// OpenMP's thread limit, with a line on stderr when it was. A count the process cannot create
+// would end it inside the OpenMP runtime (libgomp exits when pthread_create fails).
+inline int capped_thread_count(int asked, char const* who) {
+#ifdef _OPENMP
+  long long const cap = std::min<long long>(omp_get_thread_limit(), std::max(64, 8 * omp_get_num_procs()));
+  if (asked > cap) {
+    std::fprintf(stderr, "%s: %d threads asked, more than this machine can run usefully; using %lld\n", who, asked, cap);
+    return int(cap);
+  }
+#else
+  (void)who;
+#endif
+  return asked;
 }
 
 // Throws std::length_error("<who>: this run needs N bytes of host memory (<what>), more than the M
