@@ -18,9 +18,10 @@ int main() {
   }
   gaussian<double, D, covariance::diagonal> U(mean, sd);
 
-  // Warm-up: step size by dual averaging, a diagonal metric from Stan's windows, and the
-  // trajectory length by ChEES. No .step_size: the warm-up finds it.
-  auto pipe = hmc(U, {.integrator_steps = 8}) | warmup(1000, step_size(), diagonal_mass(), chees()) | record();
+  // chees_hmc: HMC whose step size (dual averaging), diagonal metric (Stan's windows) and
+  // trajectory length (ChEES) a 1,000-transition warm-up adapts; the same pipeline as
+  // hmc(U) | warmup(1000, step_size(), diagonal_mass(), chees()). Nothing hand-picked.
+  auto pipe = chees_hmc(U, {.warmup = 1000}) | record();
 
   auto run = start(pipe, {.chains = 256, .seed = 2026});
   run.advance(1000 + 500);  // warm-up and the first 500 draws

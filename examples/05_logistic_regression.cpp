@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
     worst = std::fmax(worst, std::fabs(z));
     std::printf("  %3d %12.4f %11.4f %8.2f\n", d, r.mean, ref.mean[d], z);
   }
-  std::printf("largest |z| = %.2f over 31 coefficients; %.2f s of sampling\n", worst, res.seconds());
+  std::printf("largest |z| = %.2f over 31 coefficients; %.2f s of sampling after %.2f s of warm-up\n", worst,
+              res.sampling_seconds(), res.warmup_seconds());
   return worst < 5 ? 0 : 1;
 }

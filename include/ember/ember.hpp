@@ -44,6 +44,7 @@
 #include <ember/integrator/splitting.hpp>
 #include <ember/io/save_npz.hpp>
 #include <ember/kernel/adjusted_underdamped_langevin.hpp>
+#include <ember/kernel/chees_hmc.hpp>
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
 #include <ember/kernel/metric.hpp>

@@ -142,8 +142,12 @@ class result {
   }
   /// The kernel's adapted parameters (step size, metric, trajectory length) after warm-up.
   adaptation_report const& adapted() const { return adapted_; }
-  /// Wall-clock seconds of the sampling itself (allocation and summaries excluded).
+  /// Wall-clock seconds of every transition the run made, warm-up included (allocation, the
+  /// result's copies and summaries excluded); `warmup_seconds()` is the warm-up's part and
+  /// `sampling_seconds()` the rest (burn-in and kept transitions), what ESS per second divides by.
   double seconds() const { return seconds_; }
+  double warmup_seconds() const { return warmup_seconds_; }
+  double sampling_seconds() const { return seconds_ - warmup_seconds_; }
 
   /// Per-dimension mean, sd, MCSE, bulk and tail ESS, ESS of (x − x̄)² and rank-normalised
   /// R̂ over the recorded draws of non-divergent chains (or mean and sd over final states when
@@ -176,7 +180,7 @@ class result {
   detail::host_buffer<std::uint8_t> frozen_;
   detail::host_buffer<std::int64_t> diverged_at_;
   std::int64_t divergent_chains_ = 0, divergent_transitions_ = 0;
-  double acceptance_ = 0, seconds_ = 0;
+  double acceptance_ = 0, seconds_ = 0, warmup_seconds_ = 0;
   ember::trace<D> trace_;
 };
 

@@ -194,6 +194,7 @@ class run {
           storage_.upload();
         }
         t_ = ch.end;
+        warmup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
         if (t_ == sched_.warmup) {
           detail::reassign(kernel_, warm_.frozen());
           kernel_.validate();
@@ -351,6 +352,7 @@ class run {
     for (std::size_t c = 0; c < n; ++c)
       if (!out.frozen_[c]) acc += double(out.accepted_[c]);
     out.seconds_ = seconds_;
+    out.warmup_seconds_ = warmup_seconds_;
     out.adapted_ = adapted();
     if constexpr (requires { kernel_type::target_acceptance; }) out.target_acceptance_ = kernel_type::target_acceptance;
     if constexpr (requires { warm_.da.target; }) {
@@ -407,7 +409,7 @@ class run {
   std::int64_t t_ = 0;
   detail::host_buffer<T> samples_;
   std::vector<double> track_;
-  double seconds_ = 0;
+  double seconds_ = 0, warmup_seconds_ = 0;
   bool show_progress_ = true;
   std::function<void(progress_report const&)> on_progress_;
 };
@@ -454,6 +456,7 @@ void run<P, Backend>::save(std::string const& path) const {
   w.put(sched_.burn_in);
   w.put(sched_.thin);
   w.put(seconds_);
+  w.put(warmup_seconds_);
   if constexpr (requires { warm_.da; }) {
     w.put(warm_.da);
     w.put(warm_.cov);
@@ -521,6 +524,7 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   out.key_ = key;
   out.t_ = t;
   out.seconds_ = r.get<double>();
+  out.warmup_seconds_ = r.get<double>();
   if constexpr (requires { out.warm_.da; }) {
     r.get_bytes(out.warm_.da);
     r.get_bytes(out.warm_.cov);

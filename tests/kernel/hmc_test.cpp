@@ -1,4 +1,8 @@
 #include "generic/sampler_checks.hpp"
+#include <ember/ember.hpp>
+
+#include <algorithm>
+#include <string>
 
 TEST_CASE("hmc leaves a 10-dimensional correlated gaussian invariant", "[kernel][hmc][statistics]") {
   ember_test::check_hmc_gaussian_moments(ember::backend::cpu{});
@@ -15,4 +19,30 @@ TEST_CASE("hmc (scalar path) leaves a 10-dimensional correlated gaussian invaria
 
 TEST_CASE("hmc (scalar path) on the double well matches quadrature of exp(-U)", "[kernel][hmc][statistics]") {
   ember_test::check_hmc_double_well(ember::backend::cpu{.simd = false});
+}
+
+TEST_CASE("hmc has no default trajectory: without L or T, or ChEES to adapt T, it says so; chees_hmc adapts all three",
+          "[kernel][hmc]") {
+  using namespace ember;
+  gaussian<double, 3, covariance::isotropic> U(vec<double, 3>{}, 1.0);
+  std::string const sentence = "ember::hmc: say how long a trajectory is: .integrator_steps = L or .trajectory_length = T";
+  CHECK_THROWS_WITH(hmc(U, {.step_size = 0.1}), Catch::StartsWith(sentence));
+  // The old trap: a step-size warm-up of one-leapfrog-step HMC.
+  CHECK_THROWS_WITH(sample(hmc(U) | warmup(100) | record(), {.chains = 8, .steps = 10, .seed = 1}), Catch::StartsWith(sentence));
+  CHECK_NOTHROW(hmc(U, {.step_size = 0.1, .integrator_steps = 5}));
+  CHECK_NOTHROW(hmc(U, {.step_size = 0.1, .trajectory_length = 1.5}));
+  // chees_hmc: step size, diagonal metric and trajectory length adapted; a pipeline that takes stages.
+  auto r = sample(chees_hmc(U, {.warmup = 400}) | record(), {.chains = 32, .steps = 200, .seed = 3, .progress = false});
+  auto const a = r.adapted();
+  CHECK(a.step_size > 0);
+  CHECK(a.trajectory_length > a.step_size);
+  CHECK(a.metric_scale.size() == 3);
+  CHECK(r.target_acceptance() == 0.651);
+  CHECK(r.harmonic_target());
+  // The same pipeline as spelled out by hand, draw for draw.
+  auto h = sample(hmc(U) | warmup(400, step_size(), diagonal_mass(), chees()) | record(),
+                  {.chains = 32, .steps = 200, .seed = 3, .progress = false});
+  auto const x = r.samples().data(), y = h.samples().data();
+  REQUIRE(x.size() == y.size());
+  CHECK(std::equal(x.begin(), x.end(), y.begin()));
 }

@@ -432,3 +432,63 @@ TEST_CASE("host_buffer keeps its values through growth, shrinking, copies and mo
   auto back = r.get_vector<double, buffer>(1000);
   CHECK(std::equal(back.begin(), back.end(), c.begin(), c.end()));
 }
+
+TEST_CASE("a result reports every transition's seconds and the warm-up's part apart", "[run][seconds]") {
+  auto U = mixture();
+  auto warm = ember::mala(U, {}) | ember::warmup(300) | ember::record();
+  auto r = ember::start(warm, {.chains = 64, .seed = 2, .progress = false});
+  r.advance(200);  // all warm-up
+  auto const a = r.result();
+  CHECK(a.warmup_seconds() > 0);
+  CHECK(a.warmup_seconds() == a.seconds());
+  r.advance(400);  // the rest of warm-up, then sampling
+  auto const b = r.result();
+  CHECK(b.warmup_seconds() > a.warmup_seconds());
+  CHECK(b.sampling_seconds() > 0);
+  CHECK(b.sampling_seconds() == b.seconds() - b.warmup_seconds());
+  auto const plain = ember::sample(ember::mala(U, {.step_size = 0.3}) | ember::record(), {.chains = 64, .steps = 100, .progress = false});
+  CHECK(plain.warmup_seconds() == 0);
+  CHECK(plain.sampling_seconds() == plain.seconds());
+  // A checkpoint keeps both.
+  r.save("run_test_seconds.ember");
+  auto const loaded = decltype(r)::load(warm, "run_test_seconds.ember").result();
+  CHECK(loaded.seconds() == b.seconds());
+  CHECK(loaded.warmup_seconds() == b.warmup_seconds());
+  std::remove("run_test_seconds.ember");
+}
+
+TEST_CASE("a default start where the energy is not finite is drawn again, chain by chain, the others unchanged",
+          "[run][start]") {
+  using S0 = float;
+  // The same Gaussian, on the whole plane and on the half-plane x₀ > 0 only (NaN elsewhere).
+  auto whole = ember::custom_energy<2>([](auto const& x) { return 0.5f * (x[0] * x[0] + x[1] * x[1]); });
+  auto half = ember::custom_energy<2>([](auto const& x) {
+    using S = std::decay_t<decltype(x[0])>;
+    return ember::select(x[0] > S(S0(0)), S(0.5f) * (x[0] * x[0] + x[1] * x[1]), S(std::numeric_limits<S0>::quiet_NaN()));
+  });
+  constexpr int C = 100;
+  for (bool simd : {true, false}) {
+    INFO((simd ? "SIMD" : "scalar") << " path");
+    auto a = ember::start(ember::mala(whole, {.step_size = 0.3}), {.chains = C, .seed = 12}, ember::backend::cpu{.simd = simd});
+    auto b = ember::start(ember::mala(half, {.step_size = 0.3}), {.chains = C, .seed = 12}, ember::backend::cpu{.simd = simd});
+    auto const ra = a.result(), rb = b.result();
+    CHECK(rb.divergent_chains() == 0);
+    int redrawn = 0;
+    for (int c = 0; c < C; ++c) {
+      auto const xa = ra.final_state(c), xb = rb.final_state(c);
+      CHECK(xb[0] > 0);
+      if (xa[0] > 0) {
+        CHECK(xa[0] == xb[0]);
+        CHECK(xa[1] == xb[1]);
+      } else {
+        ++redrawn;
+      }
+    }
+    CHECK(redrawn > 20);  // about half of N(0, I) starts lie in x₀ ≤ 0
+  }
+  // An energy finite nowhere: every chain tried 100 times, then frozen at its start, and said so.
+  auto nowhere = ember::custom_energy<2>([](auto const& x) { return x[0] * 0.f + std::numeric_limits<float>::infinity(); });
+  auto r = ember::sample(ember::mala(nowhere, {.step_size = 0.3}) | ember::record(), {.chains = 8, .steps = 4, .progress = false});
+  CHECK(r.divergent_chains() == 8);
+  CHECK(r.diverged_at(0) == -1);
+}

@@ -15,6 +15,7 @@
 
 #include <ember/backend/detail/chain_arrays.hpp>
 #include <ember/backend/detail/host_memory.hpp>
+#include <ember/backend/detail/lane_check.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/simd.hpp>
 #include <ember/data/check_views.hpp>
@@ -30,6 +31,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -60,10 +62,15 @@ struct cpu {
 
   template <class P>
   class storage;
-  /// Refuses, before any work, a pipeline whose data views point to device memory.
+  /// Refuses, before any work, a pipeline whose data views point to device memory, and on the
+  /// SIMD path an energy that mixes the chains of a batch (backend/detail/lane_check.hpp).
   template <class P>
   void check(P const& pipe) const {
     require_host_views(pipe, "ember::backend::cpu");
+#if !defined(__CUDACC__)
+    if constexpr (requires { pipe.kernel.energy; })
+      if (simd) ember::detail::require_lanes_independent(pipe.kernel.energy, "ember::sample");
+#endif
   }
 };
 
@@ -359,7 +366,15 @@ class backend::cpu::storage {
     }
     if (b_.stride != a_.stride) b_.allocate(slots, a_.stride, chains_);
     bool const first = pending_ != nullptr;
-    parallel([&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
+    // A thread team costs a fork and a join per chunk, and a warm-up is one chunk per transition:
+    // on a loaded machine the join waits for a descheduled thread (64 chains of a 10-d Gaussian:
+    // 6-7x slower on 2 threads than on 1). The first one-transition chunk runs on this thread and
+    // is timed; chunks whose work that measures at under a millisecond run on this thread too.
+    std::int64_t const n = ch.end - ch.begin;
+    bool const timing = n == 1 && !(serial_transition_s_ >= 0);
+    bool const alone = timing || (serial_transition_s_ >= 0 && serial_transition_s_ * double(n) < 1e-3);
+    auto const t0 = std::chrono::steady_clock::now();
+    parallel(alone ? 1 : nthreads_, [&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
       sink.samples = samples;
       sink.track = track.data() + std::size_t(b) * stride;
       sink.k0 = k0;
@@ -380,6 +395,7 @@ class backend::cpu::storage {
       }
 #endif
     });
+    if (timing) serial_transition_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     pending_.reset();  // only once the whole chunk succeeded: a failed one leaves it pending
     std::swap(a_, b_);
     chunk_output out;
@@ -450,11 +466,24 @@ class backend::cpu::storage {
   void upload() {}
 
  private:
+  // body(0 … n − 1) over min(threads, n) threads: a run whose chains are one block (4 to 16 chains
+  // in one SIMD batch) runs on the calling thread, without waking a team whose other threads would
+  // only wait (a warm-up is a parallel region per transition, and on a loaded machine the join
+  // waits for a descheduled idle thread: 1.0-1.4 s against 0.05 s for a 1,000-transition warm-up).
   template <class F>
   void run_parallel(std::int64_t n, F const& body) const {
+    run_parallel(n, nthreads_, body);
+  }
+  template <class F>
+  void run_parallel(std::int64_t n, int threads, F const& body) const {
+    int const team = int(std::min<std::int64_t>(threads, n));
+    if (team <= 1) {
+      for (std::int64_t i = 0; i < n; ++i) body(i);
+      return;
+    }
     std::exception_ptr error;
     std::mutex m;
-#pragma omp parallel for schedule(static) num_threads(nthreads_)
+#pragma omp parallel for schedule(static) num_threads(team)
     for (std::int64_t i = 0; i < n; ++i) {
       try {
         body(i);
@@ -470,7 +499,7 @@ class backend::cpu::storage {
   void draw_start(std::uint32_t c, Sink& sink) const {
     auto* const out = sink.out;
     sink.out = &a_;
-    fused_init<S>(*pending_, default_start<S, D>(key_, c), key_, c, sink);
+    fused_default_init<S>(*pending_, key_, c, sink);
     sink.out = out;
   }
   // Draws the pending first states on their own, for a run read before its first chunk.
@@ -495,7 +524,11 @@ class backend::cpu::storage {
   // Runs body(block, first chain, end chain, sink) for every block in parallel.
   template <class F>
   void parallel(F const& body) {
-    run_parallel(nblocks_, [&](std::int64_t b) {
+    parallel(nthreads_, body);
+  }
+  template <class F>
+  void parallel(int threads, F const& body) {
+    run_parallel(nblocks_, threads, [&](std::int64_t b) {
       detail::cpu_sink<P> sink{&a_, &b_, nullptr, chains_, nullptr, 0, 1.0,
                                obs_accept_.data(), obs_start_.data(), obs_end_.data(), obs_velocity_.data()};
       body(b, block_begin(b), std::min(chains_, block_begin(b + 1)), sink);
@@ -507,6 +540,7 @@ class backend::cpu::storage {
   cpu be_;
   std::int64_t chains_ = 0, nblocks_ = 0, unit_ = 1, per_block_ = 1, extra_ = 0;
   int nthreads_ = 1;
+  double serial_transition_s_ = -1;  // one transition of every chain on one thread (see advance); −1: not yet timed
   // The committed arrays are mutable for one reason: a run read before its first chunk draws its
   // pending first states then (in `host() const`, as the CUDA backend copies back in its own).
   mutable chain_arrays<T> a_;

@@ -265,13 +265,14 @@ template <class P, class Kernel>
 __global__ void init_chains(Kernel const kernel, std::uint64_t const key, vec<typename P::value_type, P::dim> const* init,
                             cuda_chunk_io<typename P::value_type> const o) {
   using T = typename P::value_type;
-  constexpr int D = P::dim;
   std::int64_t const stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t c = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < o.chains; c += stride) {
     auto const ci = std::uint32_t(c);
-    vec<T, D> const x0 = init ? init[ci] : default_start<T, D>(key, ci);
     cuda_sink<P> sink{o, true};
-    fused_init<T>(kernel, x0, key, ci, sink);
+    if (init)
+      fused_init<T>(kernel, init[ci], key, ci, sink);
+    else
+      fused_default_init<T>(kernel, key, ci, sink);
   }
 }
 

@@ -11,6 +11,7 @@
 /// steps of transition t, which `hmc_kernel::integrator_steps_at(t, ε)` gives (L, or ⌈uₜT/ε⌉ with a
 /// trajectory length: the same for every chain, a function of t and the adapted T and ε).
 
+#include <ember/kernel/chees_hmc.hpp>
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
 #include <ember/kernel/ula.hpp>
@@ -71,7 +72,7 @@ struct chees_hmc {
   double target_acceptance = 0.651;
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return hmc(U, {}) | warmup(w, step_size(), diagonal_mass(), chees());
+    return ember::chees_hmc(U, {.warmup = w});
   }
 };
 

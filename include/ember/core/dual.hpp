@@ -55,6 +55,19 @@ struct dual {
     for (int j = 0; j < N; ++j) d[j] = T(0);
   }
 
+  /// Never converts to its value type: that would drop the partials (a wrong gradient, silently).
+  /// It exists so that `std::exp(x)` on a dual (which only a float overload could take) stops
+  /// with one sentence instead of a page of candidates.
+  template <class U>
+    requires std::same_as<U, T> && std::floating_point<U>
+  EMBER_HD operator U() const {
+    static_assert(!std::same_as<U, T>,
+                  "ember: a dual number (how custom_energy differentiates) was passed where a plain number is "
+                  "expected, which would drop its derivatives: call math unqualified, exp(x[0]) or ember::exp(x[0]), "
+                  "not std::exp, and read .val only where no gradient should flow");
+    return val;
+  }
+
   /// The input xᵢ = v seeded with ∂xᵢ/∂xⱼ = [i = j] (no partial set when i is outside [0, N)).
   EMBER_HD static constexpr dual variable(T const& v, int i) {
     dual r;

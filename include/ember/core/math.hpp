@@ -198,9 +198,11 @@ EMBER_HD EMBER_INLINE S log_positive(S x) {
   }
 }
 
-/// `m ? a : b` for one chain; SIMD batches use `xsimd::select`, which picks lane by lane.
-template <class T>
-EMBER_HD EMBER_INLINE T select(bool m, T const& a, T const& b) {
+/// `m ? a : b` for one chain; SIMD batches use `xsimd::select` (core/simd.hpp), which picks lane
+/// by lane. Only for a `bool` itself: a SIMD mask that converts to an integer must never get here.
+template <class M, class T>
+  requires std::same_as<M, bool>
+EMBER_HD EMBER_INLINE T select(M m, T const& a, T const& b) {
   return m ? a : b;
 }
 

@@ -41,6 +41,37 @@ template <class A, class Base>
 inline constexpr bool has_arch = std::is_base_of_v<Base, A>;
 }  // namespace detail
 
+/// `ember::exp(x)`, `ember::select(m, a, b)`, … called qualified on the batches ember runs: the
+/// same functions as xsimd's, which unqualified calls find by argument-dependent lookup. These are
+/// non-templates for `simd_batch<float>` and `simd_batch<double>`, so that an unqualified call,
+/// which sees both, prefers them and stays unambiguous. Without them a qualified `ember::select`
+/// on a batch took the one-chain `select(bool, a, b)` on AVX-512 (the mask converts to an integer):
+/// "any lane" for every lane.
+#define EMBER_BATCH_MATH(name)                                                                 \
+  inline simd_batch<float> name(simd_batch<float> const& x) { return xsimd::name(x); }       \
+  inline simd_batch<double> name(simd_batch<double> const& x) { return xsimd::name(x); }
+EMBER_BATCH_MATH(exp)
+EMBER_BATCH_MATH(log)
+EMBER_BATCH_MATH(log1p)
+EMBER_BATCH_MATH(expm1)
+EMBER_BATCH_MATH(sqrt)
+EMBER_BATCH_MATH(sin)
+EMBER_BATCH_MATH(cos)
+EMBER_BATCH_MATH(tanh)
+EMBER_BATCH_MATH(abs)
+EMBER_BATCH_MATH(floor)
+#undef EMBER_BATCH_MATH
+inline simd_batch<float> pow(simd_batch<float> const& x, simd_batch<float> const& y) { return xsimd::pow(x, y); }
+inline simd_batch<double> pow(simd_batch<double> const& x, simd_batch<double> const& y) { return xsimd::pow(x, y); }
+inline simd_batch<float> select(simd_batch<float>::batch_bool_type const& m, simd_batch<float> const& a,
+                                simd_batch<float> const& b) {
+  return xsimd::select(m, a, b);
+}
+inline simd_batch<double> select(simd_batch<double>::batch_bool_type const& m, simd_batch<double> const& a,
+                                 simd_batch<double> const& b) {
+  return xsimd::select(m, a, b);
+}
+
 /// The batch (0, 1, 2, …) of lane indices, loaded from a constant table.
 template <class B>
 EMBER_INLINE B lane_index() {

@@ -192,8 +192,16 @@ class dataset {
   std::vector<std::string> const& names() const { return names_; }
 
   /// A view of the whole table, in host memory. Valid while this dataset lives and is not
-  /// modified or moved from.
-  data_view<T> view() const { return {v_.data(), rows_, cols_, memory_space::host}; }
+  /// modified or moved from; so a temporary's view (`dataset<float>::from_npy(p).view()`, which
+  /// would point into freed memory as soon as the statement ends) does not compile.
+  data_view<T> view() const& { return {v_.data(), rows_, cols_, memory_space::host}; }
+  template <class Never = void>
+  data_view<T> view() const&& {
+    static_assert(sizeof(Never*) == 0,
+                  "ember::dataset::view: the view of a temporary dataset would point into memory freed at the end of "
+                  "the statement; keep the dataset in a variable and take its view");
+    return {};
+  }
 
   /// A new dataset of columns [first, last).
   dataset columns(int first, int last) const {

@@ -71,7 +71,7 @@ struct summary_table {
   row dims[D];
   std::int64_t chains = 0, kept = 0, divergent_chains = 0, divergent_transitions = 0;
   std::int64_t draws = 0;  ///< draws the statistics use: live chains × 2⌊kept/2⌋
-  double acceptance = 0, seconds = 0;
+  double acceptance = 0, seconds = 0, warmup_seconds = 0;  ///< every transition's seconds, and warm-up's part
   double target_acceptance = std::numeric_limits<double>::quiet_NaN(), acceptance_band = 0.1;
   bool harmonic_target = false;  ///< see summary_options
   /// Over live chains, when per-chain acceptance was passed (else NaN).
@@ -172,8 +172,12 @@ struct summary_table {
 
   friend std::ostream& operator<<(std::ostream& os, summary_table const& s) {
     char line[256];
-    std::snprintf(line, sizeof line, "ember: %lld chains, %lld kept draws each, %.3f s\n", (long long)s.chains,
-                  (long long)s.kept, s.seconds);
+    if (s.warmup_seconds > 0)
+      std::snprintf(line, sizeof line, "ember: %lld chains, %lld kept draws each, %.3f s (warm-up %.3f s)\n",
+                    (long long)s.chains, (long long)s.kept, s.seconds, s.warmup_seconds);
+    else
+      std::snprintf(line, sizeof line, "ember: %lld chains, %lld kept draws each, %.3f s\n", (long long)s.chains,
+                    (long long)s.kept, s.seconds);
     os << line;
     auto warnings = s.warnings();
     std::size_t next = 0;
@@ -232,6 +236,7 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
   s.divergent_transitions = r.divergent_transitions();
   s.acceptance = r.acceptance_rate();
   s.seconds = r.seconds();
+  if constexpr (requires { r.warmup_seconds(); }) s.warmup_seconds = r.warmup_seconds();
   s.target_acceptance = o.target_acceptance;
   s.acceptance_band = o.acceptance_band;
   s.harmonic_target = o.harmonic_target;

@@ -11,7 +11,8 @@
 /// | `divergent` | (C,) | bool | chain went non-finite and was frozen |
 /// | `diverged_at` | (C,) | int64 | the transition at which it did (−1: its start state); −2 where `divergent` is false |
 /// | `chain_acceptance` | (C,) | float64 | only when passed in the options |
-/// | `acceptance_rate`, `seconds` | () | float64 | the run's |
+/// | `acceptance_rate`, `seconds` | () | float64 | the run's (seconds: every transition, warm-up included) |
+/// | `warmup_seconds` | () | float64 | the warm-up's part of `seconds` |
 /// | `divergent_transitions` | () | int64 | |
 /// | `trace_live_chains` | (K,) | int64 | with `track(...)`: chains live at each kept step |
 /// | `trace_mean`, `trace_variance` | (K, D) | float64 | with `track(moments)` |
@@ -90,6 +91,7 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
     z.add("chain_acceptance", o.chain_acceptance.data(), std::array<std::size_t, 1>{o.chain_acceptance.size()});
   z.add_scalar("acceptance_rate", double(r.acceptance_rate()));
   z.add_scalar("seconds", double(r.seconds()));
+  if constexpr (requires { r.warmup_seconds(); }) z.add_scalar("warmup_seconds", double(r.warmup_seconds()));
   z.add_scalar("divergent_transitions", std::int64_t(r.divergent_transitions()));
 
   auto const& tr = r.trace();

@@ -36,7 +36,7 @@ namespace ember {
 
 struct hmc_options {
   std::optional<double> step_size = std::nullopt;  ///< ε > 0; leave it out when a warm-up adapts it
-  int integrator_steps = 1;              ///< L ≥ 1 integrator steps per transition
+  int integrator_steps = 0;              ///< L ≥ 1 integrator steps per transition; 0: unset (give L or T, or adapt T)
   double mass = 1;                       ///< scalar mass m > 0
   double divergence_threshold = 1000;    ///< ΔH above this marks a divergent transition
   double jitter = 0;                     ///< j in [0, 1): step size jittered over ε(1 ± j)
@@ -122,9 +122,15 @@ struct hmc_kernel {
 
   void validate() const {
     detail::require_step_size(double(step_size), "ember::hmc");
-    if (integrator_steps < 1)
+    if (integrator_steps < 0)
       throw std::invalid_argument("ember::hmc: the number of integrator steps must be at least 1, got " +
                                   std::to_string(integrator_steps));
+    // No default L: one leapfrog step per transition (the old default) is a random walk that
+    // looks like HMC, and no other L suits every target.
+    if (integrator_steps == 0 && !(trajectory_length > 0))
+      throw std::invalid_argument(
+          "ember::hmc: say how long a trajectory is: .integrator_steps = L or .trajectory_length = T, or let a warm-up "
+          "adapt T with warmup(n, step_size(), diagonal_mass(), chees()), which ember::chees_hmc(U) sets up");
     metric.validate("ember::hmc");
     detail::require_divergence_threshold(double(divergence_threshold), "ember::hmc");
     if (!(jitter >= 0 && jitter < 1))
@@ -181,7 +187,7 @@ struct hmc_fn {
   }
 };
 /// `hmc(U, {.step_size = ε, .integrator_steps = L})` with velocity Verlet; `hmc_with<mclachlan>(U, {...})`
-/// picks another palindromic integrator.
+/// picks another palindromic integrator. L (or a trajectory length T) has no default.
 inline constexpr hmc_fn<> hmc{};
 template <class Integrator>
 inline constexpr hmc_fn<Integrator> hmc_with{};

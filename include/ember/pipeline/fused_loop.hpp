@@ -176,4 +176,33 @@ EMBER_HD EMBER_HOT void fused_init(Kernel const& kernel, vec<S, Kernel::dim> con
   sink.store(chain, s, frozen, S(0), S(0), S(0));
 }
 
+/// Tries of a default start before a chain whose energy or gradient is still not finite there is
+/// left frozen (Stan's count).
+inline constexpr int default_start_tries = 100;
+
+/// A chain's first state from the default start (`default_start`), drawn again, lane by lane,
+/// where U or ∇U is not finite there: try k (k ≥ 1) draws x₀ ~ N(0, I) from Philox blocks after
+/// the first draw's, so a chain whose first draw is finite starts exactly where it always did. A
+/// chain still not finite after `default_start_tries` is frozen as divergent at its start (−1).
+template <class S, class Kernel, class Sink>
+EMBER_HD EMBER_HOT void fused_default_init(Kernel const& kernel, std::uint64_t key, std::uint32_t chain, Sink& sink) {
+  constexpr int D = Kernel::dim;
+  auto const init_at = [&](vec<S, D> const& x0) {
+    if constexpr (requires { kernel.init(x0, make_chain_rng<S>(key, chain, 0)); })
+      return kernel.init(x0, make_chain_rng<S>(key, chain, 0));
+    else
+      return kernel.init(x0);
+  };
+  auto s = init_at(default_start<S, D>(key, chain));
+  mask_t<S> bad = !state_is_finite<Kernel>(s);
+  auto const rng = make_chain_rng<S>(key, chain, 0);
+  for (int k = 1; k < default_start_tries && any(bad); ++k) {
+    auto const again = init_at(rng.template normal_from<D>(purpose::init, std::uint32_t(k * ((D + 3) / 4))));
+    s = select_state(bad, again, s);
+    bad = !state_is_finite<Kernel>(s);
+  }
+  if (any(bad)) sink.diverged(chain, bad, std::int64_t(-1));
+  sink.store(chain, s, bad, S(0), S(0), S(0));
+}
+
 }  // namespace ember

@@ -1,0 +1,79 @@
+#pragma once
+// Before a run on SIMD batches: the energy must give each chain of a batch what it gives that
+// chain alone. A branch on a comparison of coordinates (`if (x[0] < 0)`, `c ? a : b`) compiles on
+// AVX-512, where a batch's mask converts to an integer and so to `bool` meaning "any lane", and
+// then every chain of the batch takes the branch if one does: draws from the wrong distribution,
+// silently (issue 26: E x₁ 0.543 against 0.798). No type rule can refuse that without wrapping
+// xsimd's types, so the run checks it: the energy at W points (a fixed draw of N(0, 4I), half of
+// its lanes negated so that sign tests split the batch) on one batch, against each point alone.
+// Values differ between the paths only by rounding (xsimd's exp against <cmath>'s); a difference
+// above √ε·(1 + |U|) in any lane whose scalar energy is finite is refused with one sentence.
+
+#include <ember/core/simd.hpp>
+#include <ember/core/vec.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace ember::detail {
+
+#if !defined(__CUDACC__)
+template <class E>
+void require_lanes_independent(E const& U, char const* who) {
+  using T = typename E::value_type;
+  constexpr int D = E::dim, W = scalar_traits<simd_batch<T>>::width;
+  if constexpr (W > 1) {
+    using B = simd_batch<T>;
+    alignas(64) T lanes[D][W];
+    vec<T, D> alone[W];
+    // SplitMix64 and Box–Muller: fixed points, independent of the run's seed and streams.
+    std::uint64_t z = 0x656d6265725f6c61ull;
+    auto uniform = [&z] {
+      z += 0x9E3779B97F4A7C15ull;
+      std::uint64_t r = z;
+      r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ull;
+      r = (r ^ (r >> 27)) * 0x94D049BB133111EBull;
+      return (double((r ^ (r >> 31)) >> 11) + 0.5) * 0x1p-53;
+    };
+    for (int w = 0; w < W; ++w)
+      for (int d = 0; d < D; ++d) {
+        double const n = std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
+        T const v = T(2 * n * (w % 2 ? -1 : 1) * (d % 2 ? -1 : 1) * (w % 4 < 2 ? 1 : -1));
+        lanes[d][w] = v;
+        alone[w][d] = v;
+      }
+    vec<B, D> x;
+    for (int d = 0; d < D; ++d) x[d] = B::load_aligned(lanes[d]);
+    vec<B, D> g;
+    alignas(64) T batch_u[W], batch_g[D][W];
+    U.value_and_grad(x, g).store_aligned(batch_u);
+    for (int d = 0; d < D; ++d) g[d].store_aligned(batch_g[d]);
+    double const tol = std::sqrt(double(std::numeric_limits<T>::epsilon()));
+    for (int w = 0; w < W; ++w) {
+      vec<T, D> gs;
+      double const u = double(U.value_and_grad(alone[w], gs)), b = double(batch_u[w]);
+      if (!std::isfinite(u)) continue;
+      bool same = std::abs(u - b) <= tol * (1 + std::abs(u));
+      for (int d = 0; d < D; ++d)
+        same = same && (!std::isfinite(double(gs[d])) ||
+                        std::abs(double(gs[d]) - double(batch_g[d][w])) <= tol * (1 + std::abs(double(gs[d]))));
+      if (!same) {
+        char msg[700];
+        std::snprintf(msg, sizeof msg,
+                      "%s: the energy gives a chain in a SIMD batch of %d another value than the same chain alone "
+                      "(lane %d: energy %.6g in the batch, %.6g alone, or its gradient): it branches on a comparison of coordinates "
+                      "(`if (x[0] < 0)` or `c ? a : b`), which on a batch tests whether any chain's comparison holds; "
+                      "write select(x[0] < 0, a, b) so that each chain takes its own branch",
+                      who, W, w, b, u);
+        throw std::invalid_argument(msg);
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace ember::detail

@@ -1,0 +1,35 @@
+#pragma once
+/// \file
+/// `chees_hmc(U, {.warmup = 1000})`: the sampler to start with for a Bayesian posterior. HMC whose
+/// step size (dual averaging towards a harmonic-mean acceptance of 0.651 over chains), diagonal
+/// metric (Stan's windows, the draws of all chains pooled) and trajectory length (ChEES, Hoffman,
+/// Radul & Sountsov 2021; kept within [ε, 1000ε]) are adapted over `warmup` transitions. It is
+/// `hmc(U, {...}) | warmup(n, step_size(), diagonal_mass(), chees())` with nothing left to choose
+/// but the warm-up's length; it returns that pipeline, so stages follow with `|`:
+/// `sample(chees_hmc(U) | record(), {.chains = 64, .steps = 1000})`. ChEES adapts from the
+/// ensemble: it needs at least 2 chains (docs/tuning.md says how many pay).
+
+#include <ember/kernel/hmc.hpp>
+#include <ember/pipeline/pipeline.hpp>
+#include <ember/pipeline/stages.hpp>
+
+#include <cstdint>
+
+namespace ember {
+
+struct chees_hmc_options {
+  std::int64_t warmup = 1000;          ///< warm-up transitions (Stan's and NumPyro's default)
+  double divergence_threshold = 1000;  ///< ΔH above this marks a divergent transition
+  int max_integrator_steps = 1024;     ///< cap on the leapfrog steps of one transition
+};
+
+struct chees_hmc_fn {
+  template <class E>
+  auto operator()(E const& U, chees_hmc_options o = {}) const {
+    return hmc(U, {.divergence_threshold = o.divergence_threshold, .max_integrator_steps = o.max_integrator_steps}) |
+           ember::warmup(o.warmup, step_size(), diagonal_mass(), chees());
+  }
+};
+inline constexpr chees_hmc_fn chees_hmc{};
+
+}  // namespace ember
