@@ -8,7 +8,9 @@
 //   mala   ember::mala(U, {}) | ember::warmup(1000) | ember::record()
 //   chees  ember::hmc(U, {}) | ember::warmup(1000, step_size(), diagonal_mass(), chees()) | record()
 //          (ember::benchmark::chees_hmc's pipeline, as in examples/04_adaptive_hmc.cpp)
-// Per run: chains that never moved (no accepted kept-phase transition), divergent chains, the
+// Per run: chains that never moved (no accepted kept-phase transition), chains off (a chain mean
+// of some unconstrained coordinate more than 5 reference sds from the reference mean: stuck chains
+// and chains in another mode or a tail), divergent chains, the
 // largest |z| of the means and of the second moments of the constrained parameters against
 // reference/<name>.json, z = (m − ref)/√(mcse² + mcse_ref²) with mcse = sd/√ESS (ESS by Geyer's
 // initial monotone sequence over the pooled chains, as make_reference.py), the same for the means
@@ -139,11 +141,26 @@ void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe c
     finite = finite && std::isfinite(z);
     zu = std::max(zu, std::fabs(z));
   }
+  // Chains whose own mean of some unconstrained coordinate lies more than 5 reference sds from the
+  // reference mean: stuck chains and chains caught in another mode or far out in a tail.
+  int off = 0;
+  for (std::int64_t c = 0; c < C; ++c) {
+    bool far = false;
+    for (int d = 0; d < D; ++d) {
+      auto const& r = ref["unconstrained"][unames[std::size_t(d)]];
+      double m = 0;
+      for (double v : unc[std::size_t(d)][std::size_t(c)]) m += v;
+      m /= double(K);
+      far = far || !(std::fabs(m - r["mean"].as_number()) <= 5 * r["sd"].as_number());
+    }
+    off += far;
+  }
   double rhat = 0;
   auto sum = res.summary();
   for (int d = 0; d < D; ++d) rhat = std::max(rhat, sum.dims[d].rhat);
-  std::printf("| %s | %d | %s | %d | %lld | %.3g | %.3g | %.3g | %.2f–%.2f | %.3f | %.2f |%s\n", P::name, D, sampler, stuck,
-              (long long)res.divergent_chains(), zc, zc2, zu, rlo, rhi, rhat, res.seconds(), finite ? "" : " (non-finite z)");
+  std::printf("| %s | %d | %s | %d | %d | %lld | %.3g | %.3g | %.3g | %.2f–%.2f | %.3f | %.2f |%s\n", P::name, D, sampler,
+              stuck, off, (long long)res.divergent_chains(), zc, zc2, zu, rlo, rhi, rhat, res.seconds(),
+              finite ? "" : " (non-finite z)");
   std::fflush(stdout);
 }
 
@@ -152,8 +169,8 @@ void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe c
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : std::string(EMBER_POSTERIORDB_DIR);
   std::uint64_t seed = argc > 2 ? std::stoull(argv[2]) : 1;
-  std::printf("| posterior | D | sampler | stuck chains | divergent chains | max |z| mean | max |z| E x² | max |z| mean (unconstr.) | sd ratio | max R̂ | s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| posterior | D | sampler | stuck chains | chains off | divergent chains | max \\|z\\| mean | max \\|z\\| E x² | max \\|z\\| mean (unconstr.) | sd ratio | max R̂ | s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   pdb::for_each_posterior<double>(dir + "/data", [&](auto& p) {
     using P = std::decay_t<decltype(p)>;
     auto ref = pdb::json::read_file(dir + "/reference/" + P::name + ".json");

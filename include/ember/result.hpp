@@ -79,6 +79,8 @@ struct adaptation_report {
   /// An adapted quantity that ended at a bound (ChEES's T at ε or 1000ε), in words; the summary
   /// prints each as a WARNING.
   std::vector<std::string> warnings;
+  /// Chains restarted in warm-up from a moving chain's state because they had not moved (run.hpp).
+  std::int64_t restarted_chains = 0;
 };
 
 /// Per-kept-step diagnostics over the chains still live at that step (`track(...)`).

@@ -194,6 +194,9 @@ class run {
           storage_.upload();
         }
         t_ = ch.end;
+        // Chains that never moved are restarted from moving chains' states: at the end of the
+        // init buffer and of each metric window (see rescue_stuck_chains).
+        if (t_ == 1 || (windows_.first > 0 && t_ == windows_.first) || windows_.closes(t_ - 1)) rescue_stuck_chains();
         warmup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
         if (t_ == sched_.warmup) {
           detail::reassign(kernel_, warm_.frozen());
@@ -237,6 +240,16 @@ class run {
     if constexpr (requires { k.trajectory_length; }) {
       a.trajectory_length = double(k.trajectory_length);
       a.integrator_steps = k.integrator_steps;
+    }
+    a.restarted_chains = restarted_chains_;
+    if (restarted_chains_ > 0) {
+      char b[300];
+      std::snprintf(b, sizeof b,
+                    "NOTE: %lld times in warm-up a chain that had not moved since the last look was restarted "
+                    "from the state of a chain that had (a start where no proposal is accepted); warm-up draws "
+                    "are discarded, and the kept draws come from the tuned kernel.",
+                    (long long)restarted_chains_);
+      a.warnings.emplace_back(b);
     }
     if constexpr (decltype(warm_)::adapts_trajectory) {
       // ChEES's T is kept within [ε, 1000ε] (adapt/chees.hpp); an adaptation still pressing on a
@@ -388,6 +401,48 @@ class run {
   static long double state_bytes(std::int64_t chains) {
     return (long double)chains * (2 * state_type::slots * sizeof(T) + sizeof(T) + 1 + 3 * sizeof(std::int64_t));
   }
+  // Warm-up's rescue of chains that never moved (issue 26). A chain started where the gradient
+  // is thousands (an unscaled predictor's coefficient, a hierarchical scale far out) rejects
+  // every proposal at the step size that suits the others, and a pooled adaptation never shrinks
+  // it for that chain: 52 of 64 ChEES chains on posteriordb's kidiq_interaction sat at their start
+  // for the whole run. Here, at the end of the init buffer and of each metric window, a live chain
+  // whose state has not changed since the last look is restarted from the state (and, with
+  // step_size(per_chain), the dual averaging) of a chain that moved, picked by a hash of the
+  // stream key, the chain and the transition; its own stream then takes it elsewhere. Warm-up
+  // draws are discarded, so the kept draws still come from the tuned kernel; the count is in
+  // adapted().restarted_chains and the summary. The first look is after transition 0.
+  void rescue_stuck_chains() {
+    auto const& h = storage_.host();
+    std::size_t const C = std::size_t(chains_), S = std::size_t(h.stride);
+    if (stuck_snapshot_.size() != std::size_t(D) * C) {  // the first look: just remember
+      stuck_snapshot_.resize(std::size_t(D) * C);
+      for (std::size_t d = 0; d < std::size_t(D); ++d)
+        std::copy_n(h.slots.begin() + std::ptrdiff_t(d * S), C, stuck_snapshot_.begin() + std::ptrdiff_t(d * C));
+      return;
+    }
+    std::vector<std::uint32_t> moved, still;
+    for (std::size_t c = 0; c < C; ++c) {
+      if (h.frozen[c]) continue;
+      bool same = true;
+      for (std::size_t d = 0; d < std::size_t(D) && same; ++d)
+        same = std::memcmp(&h.slots[d * S + c], &stuck_snapshot_[d * C + c], sizeof(T)) == 0;
+      (same ? still : moved).push_back(std::uint32_t(c));
+    }
+    if (!still.empty() && !moved.empty()) {
+      auto& a = storage_.host_mutable();
+      for (auto c : still) {
+        std::uint32_t const donor =
+            moved[detail::mix64(key_ ^ (std::uint64_t(c) << 32) ^ std::uint64_t(t_)) % moved.size()];
+        for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) a.slots[i * S + c] = a.slots[i * S + donor];
+        if constexpr (decltype(warm_)::adapts_chain_step) warm_.chain_da[c] = warm_.chain_da[donor];
+      }
+      restarted_chains_ += std::int64_t(still.size());
+      storage_.upload();
+    }
+    auto const& now = storage_.host();
+    for (std::size_t d = 0; d < std::size_t(D); ++d)
+      std::copy_n(now.slots.begin() + std::ptrdiff_t(d * S), C, stuck_snapshot_.begin() + std::ptrdiff_t(d * C));
+  }
   void validate_schedule() const {
     // track(acceptance) counts each chain's accepted transitions between kept steps in T; a float
     // counts exactly only up to 2²⁴.
@@ -410,6 +465,8 @@ class run {
   detail::host_buffer<T> samples_;
   std::vector<double> track_;
   double seconds_ = 0, warmup_seconds_ = 0;
+  std::vector<T> stuck_snapshot_;         // positions at warm-up's last look for chains that never moved
+  std::int64_t restarted_chains_ = 0;     // chains restarted by that look, over warm-up
   bool show_progress_ = true;
   std::function<void(progress_report const&)> on_progress_;
 };
@@ -457,6 +514,8 @@ void run<P, Backend>::save(std::string const& path) const {
   w.put(sched_.thin);
   w.put(seconds_);
   w.put(warmup_seconds_);
+  w.put(restarted_chains_);
+  w.put_vector(stuck_snapshot_);
   if constexpr (requires { warm_.da; }) {
     w.put(warm_.da);
     w.put(warm_.cov);
@@ -525,6 +584,12 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   out.t_ = t;
   out.seconds_ = r.get<double>();
   out.warmup_seconds_ = r.get<double>();
+  out.restarted_chains_ = r.get<std::int64_t>();
+  {
+    auto const n = r.get_vector<T>();
+    if (!n.empty() && n.size() != std::size_t(D) * std::size_t(opt.chains)) refuse("is corrupt (a snapshot of another size)");
+    out.stuck_snapshot_ = n;
+  }
   if constexpr (requires { out.warm_.da; }) {
     r.get_bytes(out.warm_.da);
     r.get_bytes(out.warm_.cov);

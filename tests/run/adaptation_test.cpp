@@ -380,3 +380,31 @@ TEST_CASE("ChEES's trajectory length stays within [eps, 1000 eps] and says so wh
   for (auto const& w : q.adapted().warnings) UNSCOPED_INFO(w);
   CHECK(q.adapted().warnings.empty());
 }
+
+TEST_CASE("warm-up restarts chains that never moved from moving chains' states, and says so", "[adaptation][rescue]") {
+  // U = (x₀⁴ + x₁⁴)/4, half the chains started at (30, −30), where the gradient is 27,000: at the
+  // step size that suits the other half (about 0.3) a MALA proposal from there lands near
+  // −8,000, and is rejected; the pooled step size shrinks for the whole ensemble instead.
+  auto const U = ember::custom_energy<2>([](auto const& x) { return 0.25f * (x[0] * x[0] * x[0] * x[0] + x[1] * x[1] * x[1] * x[1]); });
+  constexpr int C = 32;
+  std::vector<vec<float, 2>> init(C);
+  for (int c = 0; c < C; ++c) init[std::size_t(c)] = c % 2 ? vec<float, 2>{{30.f, -30.f}} : vec<float, 2>{{0.1f * float(c % 7), 0.f}};
+  auto pipe = ember::mala(U, {}) | ember::warmup(400) | ember::record();
+  auto const r = ember::sample(pipe, {.chains = C, .steps = 1000, .seed = 5, .init = init, .progress = false});
+  auto const a = r.adapted();
+  INFO("restarted " << a.restarted_chains << ", step size " << a.step_size);
+  CHECK(a.restarted_chains >= 4);
+  REQUIRE_FALSE(a.warnings.empty());
+  CHECK_THAT(a.warnings[0], Catch::StartsWith("NOTE: ") && Catch::Contains("times in warm-up a chain that had not moved"));
+  auto const s = r.summary();
+  CHECK(s.stuck_chains == 0);
+  for (int d = 0; d < 2; ++d) {
+    INFO("dim " << d << ": mean " << s.dims[d].mean << " +- " << s.dims[d].mcse << ", sd " << s.dims[d].sd);
+    CHECK(std::abs(s.dims[d].mean) < 5 * s.dims[d].mcse);
+    CHECK(s.dims[d].rhat < 1.01);
+  }
+  // A run whose chains all move restarts none, and reports nothing.
+  auto const q = ember::sample(pipe, {.chains = C, .steps = 200, .seed = 5, .progress = false});
+  CHECK(q.adapted().restarted_chains == 0);
+  CHECK(q.adapted().warnings.empty());
+}

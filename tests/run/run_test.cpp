@@ -492,3 +492,17 @@ TEST_CASE("a default start where the energy is not finite is drawn again, chain 
   CHECK(r.divergent_chains() == 8);
   CHECK(r.diverged_at(0) == -1);
 }
+
+TEST_CASE("chains that accepted nothing after warm-up are counted and named in the summary", "[run][summary]") {
+  auto U = mixture();
+  // A step size of 10⁴: every proposal lands at an energy ~10⁸ above and is rejected.
+  auto stuck = ember::sample(ember::mala(U, {.step_size = 1e4}) | ember::record(), {.chains = 20, .steps = 50, .progress = false});
+  auto const s = stuck.summary();
+  CHECK(s.stuck_chains == 20);
+  auto const w = s.warnings();
+  CHECK(std::any_of(w.begin(), w.end(), [](std::string const& x) {
+    return x.rfind("WARNING: 20 of 20 chains accepted no proposal after warm-up: they never moved", 0) == 0;
+  }));
+  auto healthy = ember::sample(ember::mala(U, {.step_size = 0.3}) | ember::record(), {.chains = 20, .steps = 50, .progress = false});
+  CHECK(healthy.summary().stuck_chains == 0);
+}

@@ -79,6 +79,9 @@ struct summary_table {
          chain_acceptance_median = std::numeric_limits<double>::quiet_NaN(),
          chain_acceptance_max = std::numeric_limits<double>::quiet_NaN();
   bool from_draws = false;  ///< statistics over recorded draws (else over final states)
+  /// Live chains that accepted no proposal after warm-up (from the per-chain acceptance): they
+  /// never moved, and their draws are one point repeated.
+  std::int64_t stuck_chains = 0;
   std::vector<std::string> adaptation_warnings;  ///< the run's `adapted().warnings`, printed with the others
 
   std::int64_t live_chains() const { return chains - divergent_chains; }
@@ -101,6 +104,14 @@ struct summary_table {
                     "WARNING: %lld divergent transitions (proposals with a non-finite energy or an energy error "
                     "above the threshold, rejected): the step size is too large somewhere; reduce it.",
                     (long long)divergent_transitions);
+      w.emplace_back(b);
+    }
+    if (stuck_chains > 0) {
+      std::snprintf(b, sizeof b,
+                    "WARNING: %lld of %lld chains accepted no proposal after warm-up: they never moved, and each "
+                    "contributes one point repeated to every number below; start them elsewhere (.init), warm up "
+                    "longer, or adapt a step size per chain (step_size(per_chain)).",
+                    (long long)stuck_chains, (long long)live_chains());
       w.emplace_back(b);
     }
     for (auto const& a : adaptation_warnings) w.push_back(a);
@@ -264,6 +275,7 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
     for (auto c : live)
       if (std::size_t(c) < o.chain_acceptance.size()) a.push_back(o.chain_acceptance[std::size_t(c)]);
     if (!a.empty()) {
+      s.stuck_chains = std::count(a.begin(), a.end(), 0.0);
       std::sort(a.begin(), a.end());
       s.chain_acceptance_min = a.front();
       s.chain_acceptance_max = a.back();

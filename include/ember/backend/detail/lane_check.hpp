@@ -48,14 +48,25 @@ void require_lanes_independent(E const& U, char const* who) {
       }
     vec<B, D> x;
     for (int d = 0; d < D; ++d) x[d] = B::load_aligned(lanes[d]);
-    vec<B, D> g;
-    alignas(64) T batch_u[W], batch_g[D][W];
-    U.value_and_grad(x, g).store_aligned(batch_u);
-    for (int d = 0; d < D; ++d) g[d].store_aligned(batch_g[d]);
+    // With a gradient where the energy has one (a random-walk kernel's may not).
+    constexpr bool grad = requires(E const& e, vec<B, D> const& xx, vec<B, D>& g) { e.value_and_grad(xx, g); };
+    alignas(64) T batch_u[W], batch_g[D][W] = {};
+    if constexpr (grad) {
+      vec<B, D> g;
+      U.value_and_grad(x, g).store_aligned(batch_u);
+      for (int d = 0; d < D; ++d) g[d].store_aligned(batch_g[d]);
+    } else {
+      U.value(x).store_aligned(batch_u);
+    }
     double const tol = std::sqrt(double(std::numeric_limits<T>::epsilon()));
     for (int w = 0; w < W; ++w) {
-      vec<T, D> gs;
-      double const u = double(U.value_and_grad(alone[w], gs)), b = double(batch_u[w]);
+      vec<T, D> gs{};
+      double u;
+      if constexpr (grad)
+        u = double(U.value_and_grad(alone[w], gs));
+      else
+        u = double(U.value(alone[w]));
+      double const b = double(batch_u[w]);
       if (!std::isfinite(u)) continue;
       bool same = std::abs(u - b) <= tol * (1 + std::abs(u));
       for (int d = 0; d < D; ++d)
