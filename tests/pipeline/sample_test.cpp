@@ -216,7 +216,7 @@ TEST_CASE("bad input is rejected with a clear exception before any work", "[pipe
       CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = eta, .integrator_steps = 5}); }),
                  Contains("ember::hmc") && Contains("step size"));
     }
-    CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .integrator_steps = 0}); }), Contains("integrator steps"));
+    CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .integrator_steps = -1}); }), Contains("integrator steps"));
     CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .integrator_steps = 5, .mass = 0}); }), Contains("mass"));
     CHECK_THAT(message_of<IA>([&] { ember::hmc(U, {.step_size = 0.1, .integrator_steps = 5, .mass = -1}); }), Contains("mass"));
     // A kernel whose parameters were changed after construction is checked again by sample().
@@ -241,13 +241,13 @@ TEST_CASE("bad input is rejected with a clear exception before any work", "[pipe
     auto msg = message_of<std::length_error>([&] {
       ember::sample(k | ember::record(), {.chains = 1'000'000, .steps = 1'000'000'000});
     });
-    CHECK_THAT(msg, Contains("8,000,000,000,000,000 bytes"));
+    CHECK_THAT(msg, Contains("1,000,000,000 kept draws x 2 dimensions x 1,000,000 chains recorded"));
     // The same run without record() needs no such memory: only checked, not run (steps = 0).
     CHECK_NOTHROW(ember::sample(k | ember::thin(1), {.chains = 1'000'000, .steps = 0}));
   }
   SECTION("stages and tempering") {
-    CHECK_THAT(message_of<IA>([] { ember::burn_in(-1); }), Contains("non-negative") && Contains("-1"));
-    CHECK_THAT(message_of<IA>([] { ember::thin(0); }), Contains("at least 1"));
+    CHECK_THAT(message_of<IA>([] { ember::burn_in(-1); }), Contains("from 0 to 4,294,967,294") && Contains("got -1"));
+    CHECK_THAT(message_of<IA>([] { ember::thin(0); }), Contains("from 1 to 4,294,967,294"));
     CHECK_THAT(message_of<IA>([&] { (void)(U / 0.0); }), Contains("temperature"));
     CHECK_THAT(message_of<IA>([&] { (void)(U / -2); }), Contains("temperature"));
   }

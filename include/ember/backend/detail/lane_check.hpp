@@ -50,11 +50,10 @@ void require_lanes_independent(E const& U, char const* who) {
     for (int d = 0; d < D; ++d) x[d] = B::load_aligned(lanes[d]);
     // With a gradient where the energy has one (a random-walk kernel's may not).
     constexpr bool grad = requires(E const& e, vec<B, D> const& xx, vec<B, D>& g) { e.value_and_grad(xx, g); };
-    alignas(64) T batch_u[W], batch_g[D][W] = {};
+    alignas(64) T batch_u[W];
     if constexpr (grad) {
-      vec<B, D> g;
+      vec<B, D> g;  // the value of the gradient path, which the samplers run
       U.value_and_grad(x, g).store_aligned(batch_u);
-      for (int d = 0; d < D; ++d) g[d].store_aligned(batch_g[d]);
     } else {
       U.value(x).store_aligned(batch_u);
     }
@@ -68,15 +67,15 @@ void require_lanes_independent(E const& U, char const* who) {
         u = double(U.value(alone[w]));
       double const b = double(batch_u[w]);
       if (!std::isfinite(u)) continue;
-      bool same = std::abs(u - b) <= tol * (1 + std::abs(u));
-      for (int d = 0; d < D; ++d)
-        same = same && (!std::isfinite(double(gs[d])) ||
-                        std::abs(double(gs[d]) - double(batch_g[d][w])) <= tol * (1 + std::abs(double(gs[d]))));
+      // The value only: a branch shows there, and a gradient's rounding can be far larger than its
+      // own size (a Gaussian process's Cholesky solve in posteriordb's gp_pois_regr differed by
+      // more than √ε(1 + |g|) between the paths, with equal values).
+      bool const same = std::abs(u - b) <= tol * (1 + std::abs(u));
       if (!same) {
         char msg[700];
         std::snprintf(msg, sizeof msg,
                       "%s: the energy gives a chain in a SIMD batch of %d another value than the same chain alone "
-                      "(lane %d: energy %.6g in the batch, %.6g alone, or its gradient): it branches on a comparison of coordinates "
+                      "(lane %d: energy %.6g in the batch, %.6g alone): it branches on a comparison of coordinates "
                       "(`if (x[0] < 0)` or `c ? a : b`), which on a batch tests whether any chain's comparison holds; "
                       "write select(x[0] < 0, a, b) so that each chain takes its own branch",
                       who, W, w, b, u);
