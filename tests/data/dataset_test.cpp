@@ -36,6 +36,21 @@ std::atomic<std::size_t> largest_allocation{0};
 }
 [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// Every other form too, so nothing this program frees comes from another allocator (the nothrow
+// new that Catch2 uses would otherwise be AddressSanitizer's, freed here by free: a mismatch).
+[[gnu::noinline]] void* operator new(std::size_t n, std::nothrow_t const&) noexcept {
+  try {
+    return ::operator new(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+[[gnu::noinline]] void* operator new[](std::size_t n) { return ::operator new(n); }
+[[gnu::noinline]] void* operator new[](std::size_t n, std::nothrow_t const& t) noexcept { return ::operator new(n, t); }
+[[gnu::noinline]] void operator delete(void* p, std::nothrow_t const&) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::nothrow_t const&) noexcept { std::free(p); }
 // (Not inlined: GCC 12 would take an inlined malloc() or free() for a new/delete mismatch.)
 
 namespace {
