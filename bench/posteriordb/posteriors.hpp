@@ -50,24 +50,19 @@ namespace ember::posteriordb {
 // arrays, numbers, strings, true/false/null). Arrays of arrays are kept as nested values.
 namespace json {
 
+struct member;
 struct value {
   enum kind_t { null, boolean, number, string, array, object } kind = null;
   double num = 0;
   bool b = false;
   std::string str;
   std::vector<value> items;
-  std::vector<std::pair<std::string, value>> members;
+  // A struct of its own rather than std::pair: a pair of an incomplete type is ill-formed, which
+  // clang with libstdc++ refuses (a vector of an incomplete class is fine since C++17).
+  std::vector<member> members;
 
-  bool has(std::string const& k) const {
-    for (auto const& m : members)
-      if (m.first == k) return true;
-    return false;
-  }
-  value const& operator[](std::string const& k) const {
-    for (auto const& m : members)
-      if (m.first == k) return m.second;
-    throw std::runtime_error("posteriordb json: no member \"" + k + "\"");
-  }
+  bool has(std::string const& k) const;
+  value const& operator[](std::string const& k) const;
   double as_number() const {
     if (kind != number) throw std::runtime_error("posteriordb json: expected a number");
     return num;
@@ -89,6 +84,20 @@ struct value {
       throw std::runtime_error("posteriordb json: expected numbers");
   }
 };
+struct member {
+  std::string first;
+  value second;
+};
+inline bool value::has(std::string const& k) const {
+  for (auto const& m : members)
+    if (m.first == k) return true;
+  return false;
+}
+inline value const& value::operator[](std::string const& k) const {
+  for (auto const& m : members)
+    if (m.first == k) return m.second;
+  throw std::runtime_error("posteriordb json: no member \"" + k + "\"");
+}
 
 class parser {
  public:
@@ -148,7 +157,7 @@ class parser {
       do {
         std::string k = parse_string();
         if (!eat(':')) fail("expected ':'");
-        v.members.emplace_back(std::move(k), parse_value());
+        v.members.push_back(member{std::move(k), parse_value()});
       } while (eat(','));
       if (!eat('}')) fail("expected '}'");
     } else if (c == '[') {
