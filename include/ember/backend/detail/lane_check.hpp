@@ -5,10 +5,11 @@
 // then every chain of the batch takes the branch if one does: draws from the wrong distribution,
 // silently (issue 26: E x₁ 0.543 against 0.798). No type rule can refuse that without wrapping
 // xsimd's types, so the run checks it: the energy at W points (a fixed draw of N(0, 4I), half of
-// its lanes negated so that sign tests split the batch) on one batch, against each point alone.
+// its lanes negated so that sign tests split the batch; ember's Philox under a fixed key) on one batch, against each point alone.
 // Values differ between the paths only by rounding (xsimd's exp against <cmath>'s); a difference
 // above √ε·(1 + |U|) in any lane whose scalar energy is finite is refused with one sentence.
 
+#include <ember/core/rng.hpp>
 #include <ember/core/simd.hpp>
 #include <ember/core/vec.hpp>
 
@@ -30,22 +31,17 @@ void require_lanes_independent(E const& U, char const* who) {
     using B = simd_batch<T>;
     alignas(64) T lanes[D][W];
     vec<T, D> alone[W];
-    // SplitMix64 and Box–Muller: fixed points, independent of the run's seed and streams.
-    std::uint64_t z = 0x656d6265725f6c61ull;
-    auto uniform = [&z] {
-      z += 0x9E3779B97F4A7C15ull;
-      std::uint64_t r = z;
-      r = (r ^ (r >> 30)) * 0xBF58476D1CE4E5B9ull;
-      r = (r ^ (r >> 27)) * 0x94D049BB133111EBull;
-      return (double((r ^ (r >> 31)) >> 11) + 0.5) * 0x1p-53;
-    };
-    for (int w = 0; w < W; ++w)
+    // Fixed points from ember's own generator (Philox under a constant key, one stream per lane,
+    // independent of the run's seed), scaled by 2, with signs flipped in a pattern so that a sign
+    // test splits the batch.
+    for (int w = 0; w < W; ++w) {
+      auto const n = make_chain_rng<T>(0x656d6265725f6c61ull, std::uint32_t(w), 0).template normal<D, false>(purpose::init);
       for (int d = 0; d < D; ++d) {
-        double const n = std::sqrt(-2 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
-        T const v = T(2 * n * (w % 2 ? -1 : 1) * (d % 2 ? -1 : 1) * (w % 4 < 2 ? 1 : -1));
+        T const v = T(2) * n[d] * T((w % 2 ? -1 : 1) * (d % 2 ? -1 : 1) * (w % 4 < 2 ? 1 : -1));
         lanes[d][w] = v;
         alone[w][d] = v;
       }
+    }
     vec<B, D> x;
     for (int d = 0; d < D; ++d) x[d] = B::load_aligned(lanes[d]);
     // With a gradient where the energy has one (a random-walk kernel's may not).
