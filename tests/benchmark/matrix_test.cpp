@@ -32,6 +32,27 @@ struct broken_mala {
     return ember::mala(U, {.step_size = 30.0}) | ember::burn_in(w);
   }
 };
+// A command line as command_line::parse and drive take it (the strings outlive argv).
+struct command {
+  std::vector<std::string> args;
+  std::vector<char*> argv;
+  explicit command(std::vector<std::string> a) : args(std::move(a)) {
+    argv.push_back(const_cast<char*>("matrix"));
+    for (auto& s : args) argv.push_back(s.data());
+  }
+  int argc() const { return int(argv.size()); }
+};
+ember::benchmark::command_line parse(std::vector<std::string> a) {
+  command c(std::move(a));
+  return ember::benchmark::command_line::parse(c.argc(), c.argv.data());
+}
+// A row that records only that configuration `target` ran.
+void add_probe_row(ember::benchmark::report& r, char const* target) {
+  ember::benchmark::configuration_metrics m;
+  m.target = target;
+  m.skipped = "probe";
+  r.add(m);
+}
 }  // namespace
 
 TEST_CASE("a matrix runs every configuration of the product and skips the senseless ones with a reason",
@@ -101,17 +122,6 @@ TEST_CASE("chain counts above a target's max_chains run once, at the cap", "[ben
 }
 
 TEST_CASE("the matrix driver's --host-cache takes MiB, 0 for fresh memory, and refuses anything else", "[benchmark]") {
-  std::vector<std::string> args;
-  auto argv_of = [&] {
-    std::vector<char*> argv{const_cast<char*>("matrix")};
-    for (auto& a : args) argv.push_back(a.data());
-    return argv;
-  };
-  auto parse = [&](std::vector<std::string> a) {
-    args = std::move(a);
-    auto argv = argv_of();
-    return ember::benchmark::command_line::parse(int(argv.size()), argv.data());
-  };
   CHECK(parse({}).host_cache_mib == -1);
   CHECK(parse({"--host-cache", "0"}).host_cache_mib == 0);
   CHECK(parse({"--host-cache", "256"}).host_cache_mib == 256);
@@ -123,10 +133,9 @@ TEST_CASE("the matrix driver's --host-cache takes MiB, 0 for fresh memory, and r
   std::size_t seen = 0;
   static std::size_t* seen_by_configuration = nullptr;
   seen_by_configuration = &seen;
-  args = {"--host-cache", "3", "--jsonl", "/dev/null"};
-  auto argv = argv_of();
+  command c({"--host-cache", "3", "--jsonl", "/dev/null"});
   std::streambuf* out = std::cout.rdbuf(nullptr);  // the table
-  int const rc = ember::benchmark::drive(int(argv.size()), argv.data(), "", 3, 12,
+  int const rc = ember::benchmark::drive(c.argc(), c.argv.data(), "", 3, 12,
                                          {{"probe", [](ember::benchmark::report&, ember::benchmark::run_axes const&) {
                                             *seen_by_configuration = ember::host_cache().limit_bytes;
                                           }}});
@@ -138,17 +147,6 @@ TEST_CASE("the matrix driver's --host-cache takes MiB, 0 for fresh memory, and r
 
 TEST_CASE("the driver takes any 64-bit seed, refuses what matches nothing, and keeps the rows of a failed run",
           "[benchmark][driver]") {
-  std::vector<std::string> args;
-  auto argv_of = [&] {
-    std::vector<char*> argv{const_cast<char*>("matrix")};
-    for (auto& a : args) argv.push_back(a.data());
-    return argv;
-  };
-  auto parse = [&](std::vector<std::string> a) {
-    args = std::move(a);
-    auto argv = argv_of();
-    return ember::benchmark::command_line::parse(int(argv.size()), argv.data());
-  };
   CHECK(parse({"--seed", "0"}).axes.seed == 0);
   CHECK(parse({"--seed", "18446744073709551615"}).axes.seed == ~std::uint64_t(0));
   CHECK(parse({"--seed", "9223372036854775808"}).axes.seed == std::uint64_t(1) << 63);
@@ -158,15 +156,14 @@ TEST_CASE("the driver takes any 64-bit seed, refuses what matches nothing, and k
   using ember::benchmark::report;
   using ember::benchmark::run_axes;
   std::initializer_list<std::pair<char const*, ember::benchmark::configuration_fn>> const configurations{
-      {"first", [](report& r, run_axes const&) { r.add([] { ember::benchmark::configuration_metrics m; m.target = "first"; m.skipped = "probe"; return m; }()); }},
+      {"first", [](report& r, run_axes const&) { add_probe_row(r, "first"); }},
       {"refused", [](report&, run_axes const&) { throw std::invalid_argument("ember::sample: a refusal"); }},
-      {"third", [](report& r, run_axes const&) { r.add([] { ember::benchmark::configuration_metrics m; m.target = "third"; m.skipped = "probe"; return m; }()); }}};
+      {"third", [](report& r, run_axes const&) { add_probe_row(r, "third"); }}};
   std::streambuf* out = std::cout.rdbuf(nullptr);  // the table
   std::streambuf* err = std::cerr.rdbuf(nullptr);
   auto drive = [&](std::vector<std::string> a) {
-    args = std::move(a);
-    auto argv = argv_of();
-    return ember::benchmark::drive(int(argv.size()), argv.data(), "", 3, 12, configurations);
+    command c(std::move(a));
+    return ember::benchmark::drive(c.argc(), c.argv.data(), "", 3, 12, configurations);
   };
   std::string const path = "driver_test_rows.jsonl";
   int const failed = drive({"--jsonl", path});
