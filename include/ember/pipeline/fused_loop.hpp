@@ -162,15 +162,17 @@ EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref
 /// whose state has random parts (the momentum of underdamped Langevin) may provide
 /// `init(x, rng)` and gets the stream of step 0; purpose::init there is the default start's, so
 /// such a kernel draws with a purpose of its own.
+template <class S, class Kernel>
+EMBER_HD EMBER_INLINE auto init_state(Kernel const& kernel, vec<S, Kernel::dim> const& x0, std::uint64_t key, std::uint32_t chain) {
+  if constexpr (requires { kernel.init(x0, make_chain_rng<S>(key, chain, 0)); })
+    return kernel.init(x0, make_chain_rng<S>(key, chain, 0));
+  else
+    return kernel.init(x0);
+}
 template <class S, class Kernel, class Sink>
 EMBER_HD EMBER_HOT void fused_init(Kernel const& kernel, vec<S, Kernel::dim> const& x0, std::uint64_t key, std::uint32_t chain,
                          Sink& sink) {
-  auto s = [&] {
-    if constexpr (requires { kernel.init(x0, make_chain_rng<S>(key, chain, 0)); })
-      return kernel.init(x0, make_chain_rng<S>(key, chain, 0));
-    else
-      return kernel.init(x0);
-  }();
+  auto s = init_state<S>(kernel, x0, key, chain);
   mask_t<S> frozen = !state_is_finite<Kernel>(s);
   if (any(frozen)) sink.diverged(chain, frozen, std::int64_t(-1));
   sink.store(chain, s, frozen, S(0), S(0), S(0));
@@ -187,17 +189,11 @@ inline constexpr int default_start_tries = 100;
 template <class S, class Kernel, class Sink>
 EMBER_HD EMBER_HOT void fused_default_init(Kernel const& kernel, std::uint64_t key, std::uint32_t chain, Sink& sink) {
   constexpr int D = Kernel::dim;
-  auto const init_at = [&](vec<S, D> const& x0) {
-    if constexpr (requires { kernel.init(x0, make_chain_rng<S>(key, chain, 0)); })
-      return kernel.init(x0, make_chain_rng<S>(key, chain, 0));
-    else
-      return kernel.init(x0);
-  };
-  auto s = init_at(default_start<S, D>(key, chain));
+  auto s = init_state<S>(kernel, default_start<S, D>(key, chain), key, chain);
   mask_t<S> bad = !state_is_finite<Kernel>(s);
   auto const rng = make_chain_rng<S>(key, chain, 0);
   for (int k = 1; k < default_start_tries && any(bad); ++k) {
-    auto const again = init_at(rng.template normal_from<D>(purpose::init, std::uint32_t(k * ((D + 3) / 4))));
+    auto const again = init_state<S>(kernel, rng.template normal_from<D>(purpose::init, std::uint32_t(k * ((D + 3) / 4))), key, chain);
     s = select_state(bad, again, s);
     bad = !state_is_finite<Kernel>(s);
   }
