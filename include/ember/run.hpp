@@ -15,7 +15,7 @@
 /// sizes, checkpoints) gives bitwise the same draws as the same run in one piece.
 ///
 /// **Streams.** Transition t of chain c draws from Philox with counter (c, t, …) under the run's
-/// key. The key is the seed for a run from the default start x₀ ~ N(0, I), and the seed mixed with
+/// key. The key is the seed for a run from the default start x₀ ~ uniform(−2, 2)^D, and the seed mixed with
 /// a hash of the start states for a run from `.init`, so a new run started from another run's
 /// final states never replays that run's noise, even with the same seed (docs/tuning.md).
 /// Continuing a run is `advance`, never a new `start`.
@@ -367,8 +367,11 @@ class run {
     out.seconds_ = seconds_;
     out.warmup_seconds_ = warmup_seconds_;
     out.adapted_ = adapted();
-    if constexpr (requires { kernel_type::target_acceptance; }) out.target_acceptance_ = kernel_type::target_acceptance;
-    if constexpr (requires { warm_.da.target; }) {
+    // An unadjusted kernel accepts everything: its target (a would-be acceptance that only a
+    // warm-up reads, kernel/underdamped_langevin.hpp) is no acceptance rate to report.
+    constexpr bool adjusted = !requires { kernel_type::unadjusted; };
+    if constexpr (requires { kernel_type::target_acceptance; } && adjusted) out.target_acceptance_ = kernel_type::target_acceptance;
+    if constexpr (requires { warm_.da.target; } && adjusted) {
       if constexpr (decltype(warm_)::adapts_step) out.target_acceptance_ = warm_.da.target;
     }
     out.harmonic_target_ = decltype(warm_)::adapts_trajectory;  // ChEES's step size (adapt/warmup.hpp)

@@ -83,7 +83,7 @@ struct sample_options {
   std::int64_t chains = 0;  ///< independent chains, 1 ≤ chains < 2³² − 64
   std::int64_t steps = 0;   ///< `sample`: transitions after warm-up and burn-in; every thin-th is kept
   std::uint64_t seed = 0;   ///< the Philox key: same seed, same draws on any backend and partition
-  /// Start states, one per chain, finite; empty means x₀ ~ N(0, I) drawn from each chain's stream.
+  /// Start states, one per chain, finite; empty means x₀ ~ uniform(−2, 2) in each coordinate, drawn from each chain's stream.
   /// A run from `.init` draws from a stream keyed by the seed and a hash of these states.
   /// Also from an Eigen matrix of start states without a copy (see `start_states`).
   start_states<T, D> init = {};

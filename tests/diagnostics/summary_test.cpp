@@ -181,3 +181,40 @@ TEST_CASE("result::summary() of a real run goes through summarize", "[diagnostic
     CHECK(std::abs(s.dims[d].sd / 1.5 - 1) < 5 * std::sqrt(2 / s.dims[d].ess_sq));
   }
 }
+
+TEST_CASE("summary says when chains sit apart, and not for chains that agree however slowly they mix",
+          "[diagnostics][summary]") {
+  SECTION("one chain of eight in another mode, 6 sds away") {
+    auto r = make<2>({ember_test::ar1(8, 1000, 0.5, 21), ember_test::ar1(8, 1000, 0.5, 22, {0, 0, 0, 0, 0, 0, 0, 6})});
+    auto s = ember::summarize(r);
+    auto out = text(s);
+    INFO(out);
+    CHECK(s.chains_apart == 1);
+    CHECK(s.apart_dim == 1);
+    CHECK(has(out, "WARNING: 1 of 8 chains sit apart from the others (the farthest"));
+    CHECK(has(out, "most in dim 1:"));
+    CHECK(has(out, "is not its probability"));
+  }
+  SECTION("two chains of sixteen in a mode 1.9 sds away in each of 10 coordinates (6 sds along the diagonal)") {
+    std::vector<ember_test::chains> dims;
+    std::vector<double> offset(16, 0.0);
+    offset[3] = offset[11] = -6 / std::sqrt(10.0);
+    for (int d = 0; d < 10; ++d) dims.push_back(ember_test::ar1(16, 1000, 0.5, 40 + std::uint64_t(d), offset));
+    auto r = make<10>(dims);
+    auto s = ember::summarize(r);
+    INFO(text(s));
+    CHECK(s.chains_apart == 2);
+  }
+  SECTION("slowly mixing chains that agree: phi = 0.99, about 10 effective draws per chain") {
+    // A chain mean strays from the others by about sd/sqrt(10) = 0.3 sd: 3 sds is 10 of those.
+    auto r = make<1>({ember_test::ar1(16, 2000, 0.99, 23)});
+    auto s = ember::summarize(r);
+    INFO(text(s));
+    CHECK(s.chains_apart == 0);
+    // and in 20 dimensions at once, where the distance over all of them is about √(20/10)
+    std::vector<ember_test::chains> dims;
+    for (int d = 0; d < 20; ++d) dims.push_back(ember_test::ar1(16, 2000, 0.99, 60 + std::uint64_t(d)));
+    auto r20 = make<20>(dims);
+    CHECK(ember::summarize(r20).chains_apart == 0);
+  }
+}

@@ -183,7 +183,7 @@ TEST_CASE("chains start where .init tells them", "[pipeline][sample]") {
   for (std::int64_t c = 0; c < C; ++c)
     for (int d = 0; d < D; ++d)
       CHECK(std::abs(r1.samples()(0, c, d) - init[std::size_t(c)][d] * (1 - 1e-4)) < 6 * std::sqrt(2e-4));
-  // Without .init the start is N(0, I) from each chain's own stream.
+  // Without .init the start is uniform(−2, 2)^D from each chain's own stream.
   auto rd = ember::sample(ember::ula(U, {.step_size = 1e-4}), {.chains = C, .steps = 0, .seed = 3});
   auto rd_scalar = ember::sample(ember::ula(U, {.step_size = 1e-4}), {.chains = C, .steps = 0, .seed = 3},
                                  ember::backend::cpu{.simd = false});

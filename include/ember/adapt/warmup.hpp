@@ -198,8 +198,14 @@ struct warmup_state {
     }
   }
 
-  /// The kernel of warm-up transition t.
-  Kernel kernel_at(std::int64_t) const { return tuned(da.current(), chees.current()); }
+  /// The kernel of warm-up transition t (in its warm-up form where it has one: the unadjusted
+  /// underdamped Langevin kernel then undoes what a Metropolis test would reject).
+  Kernel kernel_at(std::int64_t) const {
+    if constexpr (requires { kernel.in_warmup(); })
+      return tuned(da.current(), chees.current()).in_warmup();
+    else
+      return tuned(da.current(), chees.current());
+  }
 
   /// Folds in what warm-up transition t produced; `windows` is the run's metric schedule.
   template <class Reduce>

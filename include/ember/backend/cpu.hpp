@@ -322,7 +322,7 @@ class backend::cpu::storage {
     a_.allocate(slots, (chains + W - 1) / W * W, chains);
   }
 
-  /// The chains' first states. From the default start x₀ ~ N(0, I) they are drawn by the first
+  /// The chains' first states. From the default start x₀ ~ uniform(−2, 2)^D they are drawn by the first
   /// chunk, batch by batch just before the batch's first transition (one parallel region less,
   /// and the state is still in cache), or when the state is read before that; from `.init` (a
   /// span that need not outlive this call) at once.

@@ -207,18 +207,6 @@ struct chain_rng {
   /// `D` independent standard normals for purpose `p`; ⌈D/4⌉ Philox blocks. `Unroll` false keeps
   /// the blocks a loop everywhere (the same values): for draws made once per run, where unrolled
   /// code would only cost compile time.
-  /// `D` more normals for purpose `p`, from Philox blocks `first_block` on: the k-th of a
-  /// sequence of independent draws for one purpose (a default start's retries).
-  template <int D>
-  EMBER_HD EMBER_INLINE vec<S, D> normal_from(purpose p, std::uint32_t first_block) const {
-    vec<S, D> z;
-    for (int b = 0; b < (D + 3) / 4; ++b) {
-      vec<S, D> part;
-      normal_block<D>(p, b, part, first_block);
-      for (int i = 4 * b; i < 4 * b + 4 && i < D; ++i) z[i] = part[i];
-    }
-    return z;
-  }
   template <int D, bool Unroll = true>
   EMBER_HD EMBER_INLINE vec<S, D> normal(purpose p) const {
     vec<S, D> z;
@@ -255,6 +243,18 @@ struct chain_rng {
     box_muller(rng_traits<S>::uniform(w.w[0]), w.w[1], n[0], n[1]);
     if (4 * b + 2 < D) box_muller(rng_traits<S>::uniform(w.w[2]), w.w[3], n[2], n[3]);
     for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
+  }
+
+  /// `D` uniforms in (0, 1] for purpose `p`, four per Philox block, from block `first_block` on
+  /// (a default start and its retries).
+  template <int D>
+  EMBER_HD EMBER_INLINE vec<S, D> uniform_from(purpose p, std::uint32_t first_block) const {
+    vec<S, D> u;
+    for (int b = 0; b < (D + 3) / 4; ++b) {
+      auto w = philox4x32_lanes<S>(chain, step, first_block + std::uint32_t(b), std::uint32_t(p), key0, key1);
+      for (int i = 0; i < 4 && 4 * b + i < D; ++i) u[4 * b + i] = rng_traits<S>::uniform(w.w[i]);
+    }
+    return u;
   }
 
   /// One uniform in (0, 1] for purpose `p` (never 0, so log u is finite).

@@ -17,7 +17,14 @@
 ///  - bulk or tail ESS below 400 (Vehtari et al.: too few effective draws for R̂ and the
 ///    quantiles to be trusted);
 ///  - acceptance far from the kernel's target, and chains whose acceptance lies far from the
-///    others', when the caller passes the target and the per-chain rates.
+///    others', when the caller passes the target and the per-chain rates;
+///  - chains that sit apart: a chain whose mean of some dimension lies more than 3 typical
+///    within-chain standard deviations (the median over chains) from the median of the chain
+///    means, or whose distance from them over all dimensions, in those units, is above 3 and 3
+///    times the chains' median distance. Chains that mix, even slowly, never do (a chain mean
+///    strays from the others by about sd/√(its ESS)); chains in separate modes, or on either side
+///    of a place they cannot cross, do, and then the share of chains in each region is not its
+///    probability.
 /// The dimensions are computed in parallel (OpenMP), one thread per dimension at a time.
 ///
 /// `summarize` reads only `result`'s public accessors (`samples()`, `chains()`, `kept()`,
@@ -82,6 +89,12 @@ struct summary_table {
   /// Live chains that accepted no proposal after warm-up (from the per-chain acceptance): they
   /// never moved, and their draws are one point repeated.
   std::int64_t stuck_chains = 0;
+  /// Live chains that sit apart from the others (file comment); the farthest such chain: its
+  /// distance from the median chain means in within-chain sds over all dimensions, and the
+  /// dimension where it is farthest, with its mean and the median chain mean there.
+  std::int64_t chains_apart = 0;
+  int apart_dim = 0;
+  double apart_mean = 0, apart_distance = 0, apart_median = 0;
   std::vector<std::string> adaptation_warnings;  ///< the run's `adapted().warnings`, printed with the others
 
   std::int64_t live_chains() const { return chains - divergent_chains; }
@@ -90,7 +103,7 @@ struct summary_table {
   /// The WARNING lines, in the order printed (the divergence one first).
   std::vector<std::string> warnings() const {
     std::vector<std::string> w;
-    char b[512];
+    char b[1024];
     if (divergent_chains > 0) {
       std::snprintf(b, sizeof b,
                     "WARNING: %lld of %lld chains diverged (their state became non-finite) and were dropped. "
@@ -102,7 +115,10 @@ struct summary_table {
     if (divergent_transitions > 0) {
       std::snprintf(b, sizeof b,
                     "WARNING: %lld divergent transitions (proposals with a non-finite energy or an energy error "
-                    "above the threshold, rejected): the step size is too large somewhere; reduce it.",
+                    "above the threshold, rejected): the step size is too large somewhere; reduce it. Where the "
+                    "curvature changes by orders of magnitude (a funnel's neck, a banana's far arms), no step size "
+                    "suits every region and the chains under-visit the stiff one, so moments there are biased: "
+                    "reparametrise (a funnel: non-centred) or raise the target acceptance.",
                     (long long)divergent_transitions);
       w.emplace_back(b);
     }
@@ -156,6 +172,18 @@ struct summary_table {
                       "WARNING: bulk or tail ESS below 400 in %d of %d dimensions (lowest %.0f, dim %d): too few "
                       "effective draws for R-hat and the quantiles to be reliable; run longer.",
                       low, D, std::min(dims[worst_low].ess, dims[worst_low].ess_tail), worst_low);
+        w.emplace_back(b);
+      }
+      if (chains_apart > 0) {
+        std::snprintf(b, sizeof b,
+                      "WARNING: %lld of %lld chains sit apart from the others (the farthest %.1f within-chain sds from "
+                      "the median chain means, most in dim %d: a chain mean %.4g against %.4g): the chains explore "
+                      "separate regions (modes, "
+                      "or places they cannot cross), and the share of chains in each is not its probability, so the "
+                      "numbers above mix the regions in the wrong proportions. Look at the chains one by one; more "
+                      "chains or a longer warm-up show how many regions there are, not their weights.",
+                      (long long)chains_apart, (long long)live_chains(), apart_distance, apart_dim, apart_mean,
+                      apart_median);
         w.emplace_back(b);
       }
     }
@@ -236,6 +264,66 @@ struct summary_table {
   }
 };
 
+namespace detail {
+// Chains apart (file comment). Per dimension d, each live chain's mean m_cd and sd over its kept
+// draws, the median chain mean μ_d and the median chain sd w_d; chain c is apart where some
+// |m_cd − μ_d| > 3 w_d, or where its distance over all dimensions, √Σ_d ((m_cd − μ_d)/w_d)², is
+// above 3 and above 3 times the chains' median distance (modes apart along a diagonal are close
+// in each coordinate: a 0.9/0.1 mixture in d = 10 with modes 6 sds apart differs by 1.9 sds per
+// coordinate; for chains that mix the distance is about √(D/ESS per chain), the same for all).
+// Needs 3 chains.
+template <int D, class At>
+void find_chains_apart(summary_table<D>& s, std::vector<std::int64_t> const& live, std::int64_t kept, At const& at) {
+  std::size_t const M = live.size();
+  if (M < 3 || kept < 2) return;
+  std::vector<std::uint8_t> apart(M, 0);
+  std::vector<double> mean(M), sd(M), sorted(M), dist2(M, 0.0), worst(M, 0.0);
+  std::vector<int> worst_dim(M, 0);
+  std::vector<double> worst_mean(M, 0.0), worst_mid(M, 0.0);
+  auto median = [&](std::vector<double> const& v) {
+    sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    return M % 2 ? sorted[M / 2] : 0.5 * (sorted[M / 2 - 1] + sorted[M / 2]);
+  };
+  for (int d = 0; d < D; ++d) {
+    for (std::size_t j = 0; j < M; ++j) {
+      double m = 0, q = 0;
+      for (std::int64_t k = 0; k < kept; ++k) m += double(at(k, live[j], d));
+      m /= double(kept);
+      for (std::int64_t k = 0; k < kept; ++k) q += (double(at(k, live[j], d)) - m) * (double(at(k, live[j], d)) - m);
+      mean[j] = m;
+      sd[j] = std::sqrt(q / double(kept - 1));
+    }
+    double const mid = median(mean), w = median(sd);
+    if (!(w > 0)) continue;  // most chains never moved there: the stuck-chain warning says so
+    for (std::size_t j = 0; j < M; ++j) {
+      double const z = std::fabs(mean[j] - mid) / w;
+      dist2[j] += z * z;
+      if (z > 3) apart[j] = 1;
+      if (z > worst[j]) {
+        worst[j] = z;
+        worst_dim[j] = d;
+        worst_mean[j] = mean[j];
+        worst_mid[j] = mid;
+      }
+    }
+  }
+  std::vector<double> dist(M);
+  for (std::size_t j = 0; j < M; ++j) dist[j] = std::sqrt(dist2[j]);
+  double const typical = median(dist);
+  for (std::size_t j = 0; j < M; ++j) {
+    if (dist[j] > 3 && dist[j] > 3 * typical) apart[j] = 1;
+    if (apart[j] && dist[j] > s.apart_distance) {
+      s.apart_distance = dist[j];
+      s.apart_dim = worst_dim[j];
+      s.apart_mean = worst_mean[j];
+      s.apart_median = worst_mid[j];
+    }
+  }
+  s.chains_apart = std::count(apart.begin(), apart.end(), std::uint8_t(1));
+}
+}  // namespace detail
+
 /// The summary of a run `r` (a `result<T, D>`), from its public accessors.
 template <class R>
 summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
@@ -306,6 +394,7 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
                      c.ess_sq,   c.ess_mean, c.rhat,    c.rhat_bulk, c.rhat_folded};
       }
     }
+    detail::find_chains_apart(s, live, r.kept(), at);
   } else if (M >= 2) {
     auto const fin = r.final_states();
     for (int d = 0; d < D; ++d) {

@@ -17,6 +17,12 @@
 /// `A`s (likewise `B`, `O`); `B(1, 2)` or `B(0.19)` gives an explicit weight. The weights of each
 /// kind must add up to one step (O may be absent): a malformed sequence is a `static_assert`.
 ///
+/// With a diagonal metric instead of a scalar mass (M⁻¹ = diag(sᵢ²), what a warm-up's
+/// `diagonal_mass()` gives the underdamped Langevin kernels) the momentum is carried whitened,
+/// v = M^{−1/2} p ~ N(0, I): `A` moves xᵢ by w h sᵢ vᵢ, `B` kicks vᵢ by −w h sᵢ ∂ᵢU, and `O` is
+/// the unit-mass one; the kinetic energy is |v|²/2. A metric that changes between transitions
+/// (warm-up) then leaves v's law alone.
+///
 /// Gradients are evaluated lazily: a `B` evaluates ∇U only if an `A` moved x since the last
 /// evaluation (known at compile time from the sequence), so BAOAB, OBABO and velocity Verlet
 /// each cost one gradient per step in a run.
@@ -192,22 +198,25 @@ struct splitting {
     return c;
   }
 
-  /// One step of size h (see the struct comment).
-  template <class E, class S, int D, class Noise>
+  /// One step of size h (see the struct comment). `mass` is m⁻¹ (a scalar mass) or a
+  /// `diagonal_metric` (whitened momentum).
+  template <class E, class S, int D, class Mass, class Noise>
   EMBER_HD EMBER_INLINE static void step(E const& U, chain_state<S, D>& s, vec<S, D>& p, element_t<S> h,
-                                         element_t<S> inv_mass, ou_coefficients<element_t<S>, noises> const& ou,
+                                         Mass const& mass, ou_coefficients<element_t<S>, noises> const& ou,
                                          Noise const& noise) {
-    apply<0, size>(U, s, p, h, inv_mass, ou, noise);
+    apply<0, size>(U, s, p, h, mass, ou, noise);
   }
 
   /// Operators From..To−1 of one step of size h; on entry `s` holds U and ∇U at `s.x`, on exit
   /// U (and ∇U, see the struct comment) at the new `s.x`.
-  template <int From, int To, class E, class S, int D, class Noise>
+  template <int From, int To, class E, class S, int D, class Mass, class Noise>
   EMBER_HD EMBER_INLINE static void apply(E const& U, chain_state<S, D>& s, vec<S, D>& p, element_t<S> h,
-                                          element_t<S> inv_mass, ou_coefficients<element_t<S>, noises> const& ou,
+                                          Mass const& mass, ou_coefficients<element_t<S>, noises> const& ou,
                                           Noise const& noise) {
     static_assert(0 <= From && From <= To && To <= size, "ember::splitting::apply: operator range out of bounds");
-    run<From, To, false>(U, s, p, h, inv_mass, ou, noise);
+    static_assert(std::is_same_v<Mass, element_t<S>> || std::is_same_v<Mass, diagonal_metric<element_t<S>, D>>,
+                  "ember::splitting: the mass is the inverse of a scalar mass or a diagonal_metric of the state's precision");
+    run<From, To, false>(U, s, p, h, mass, ou, noise);
     finish<stale_after(From, To, false)>(U, s);
   }
 
@@ -244,20 +253,29 @@ struct splitting {
   }
 
  private:
-  template <int J, int To, bool Stale, class E, class S, int D, class Noise>
+  template <int J, int To, bool Stale, class E, class S, int D, class Mass, class Noise>
   EMBER_HD EMBER_INLINE static void run(E const& U, chain_state<S, D>& s, vec<S, D>& p, element_t<S> h,
-                                        element_t<S> inv_mass, ou_coefficients<element_t<S>, noises> const& ou,
+                                        Mass const& mass, ou_coefficients<element_t<S>, noises> const& ou,
                                         Noise const& noise) {
     if constexpr (J < To) {
       using T = element_t<S>;
+      constexpr bool diagonal = !std::is_arithmetic_v<Mass>;  // whitened momentum, see the file comment
       constexpr flow k = kind<J>;
       if constexpr (k == flow::drift) {
-        S const c = S(T(weight<J>) * h * inv_mass);
-        for (int i = 0; i < D; ++i) s.x[i] = fmadd(c, p[i], s.x[i]);
+        if constexpr (diagonal) {
+          for (int i = 0; i < D; ++i) s.x[i] = fmadd(S(T(weight<J>) * h * mass.scale[i]), p[i], s.x[i]);
+        } else {
+          S const c = S(T(weight<J>) * h * mass);
+          for (int i = 0; i < D; ++i) s.x[i] = fmadd(c, p[i], s.x[i]);
+        }
       } else if constexpr (k == flow::kick) {
         if constexpr (Stale) s.energy = U.value_and_grad(s.x, s.grad);
-        S const c = S(-(T(weight<J>) * h));
-        for (int i = 0; i < D; ++i) p[i] = fmadd(c, s.grad[i], p[i]);
+        if constexpr (diagonal) {
+          for (int i = 0; i < D; ++i) p[i] = fmadd(S(-(T(weight<J>) * h * mass.scale[i])), s.grad[i], p[i]);
+        } else {
+          S const c = S(-(T(weight<J>) * h));
+          for (int i = 0; i < D; ++i) p[i] = fmadd(c, s.grad[i], p[i]);
+        }
       } else {
         constexpr int n = noise_index(J);
         vec<S, D> const xi = noise(std::integral_constant<int, n>{});
@@ -265,7 +283,7 @@ struct splitting {
         for (int i = 0; i < D; ++i) p[i] = a * p[i] + b * xi[i];
       }
       constexpr bool next = k == flow::drift ? true : (k == flow::kick ? false : Stale);
-      run<J + 1, To, next>(U, s, p, h, inv_mass, ou, noise);
+      run<J + 1, To, next>(U, s, p, h, mass, ou, noise);
     }
   }
 

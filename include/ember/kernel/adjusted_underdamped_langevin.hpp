@@ -16,6 +16,11 @@
 /// `adjusted_underdamped_langevin_kernel`, which models `TransitionKernel`. One gradient per
 /// transition. In a run a chain starts with p ~ N(0, m I) (`init(x, rng)`), so a chain started
 /// at x ~ π is stationary from the first transition.
+///
+/// Warm-up (`adjusted_underdamped_langevin(U) | warmup(n)`): step size towards an acceptance of
+/// 0.9 (`target_acceptance`: higher than HMC's, because every rejection reverses the momentum and
+/// so undoes the persistence the kernel is for) and a diagonal metric, with which the momentum
+/// is carried whitened (integrator/splitting.hpp) and γ is in the whitened time.
 
 #include <ember/core/concepts.hpp>
 #include <ember/core/phase_state.hpp>
@@ -26,24 +31,28 @@
 #include <ember/kernel/underdamped_langevin.hpp>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace ember {
 
 struct adjusted_underdamped_langevin_options {
-  double step_size = 0;                ///< h > 0
+  double step_size = 0;                ///< h > 0; 0: adapted by a warm-up (required without one)
   double friction = 1;                 ///< γ > 0
   double mass = 1;                     ///< scalar mass m > 0
   double divergence_threshold = 1000;  ///< ΔH above this marks a divergent transition
 };
 
-/// The adjusted kernel of energy `E` with a reversible splitting `Split` = O(w) core O(w).
-template <class E, class Split = obabo>
+/// The adjusted kernel of energy `E` with a reversible splitting `Split` = O(w) core O(w) and
+/// metric `Metric` (a scalar mass, or a diagonal metric adapted by a warm-up).
+template <class E, class Split = obabo, class Metric = scalar_metric<typename E::value_type>>
 struct adjusted_underdamped_langevin_kernel {
   using energy_type = E;
   using integrator_type = Split;
   using value_type = typename E::value_type;
   static constexpr int dim = E::dim;
+  /// What a warm-up's step_size() aims at (see the file comment).
+  static constexpr double target_acceptance = 0.9;
 
   E energy;
   value_type step_size;
@@ -54,6 +63,7 @@ struct adjusted_underdamped_langevin_kernel {
   value_type half_inv_mass;
   value_type divergence_threshold;
   ou_coefficients<value_type, Split::noises> ou;
+  Metric metric;  ///< scalar_metric{1/√m}, or the adapted diagonal metric the splitting uses
 
   /// The state at x at rest: (x, U(x), ∇U(x), p = 0).
   template <class S>
@@ -68,23 +78,46 @@ struct adjusted_underdamped_langevin_kernel {
 
   template <class S>
   EMBER_HD step_info<S> step(phase_state<S, dim>& s, chain_rng<S> const& rng) const {
-    constexpr int n = Split::size;
-    detail::splitting_noise<S, dim> const noise{rng};
-    Split::template apply<0, 1>(energy, s, s.p, step_size, inv_mass, ou, noise);
-    phase_state<S, dim> q = s;
-    Split::template apply<1, n - 1>(energy, q, q.p, step_size, inv_mass, ou, noise);
-    S dh = (q.energy + kinetic_energy(q.p, half_inv_mass)) - (s.energy + kinetic_energy(s.p, half_inv_mass));
-    // The rejected state is the flipped one: F∘(reject) after the involution F∘core.
-    for (int i = 0; i < dim; ++i) s.p[i] = -s.p[i];
-    auto info = metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
-    Split::template apply<n - 1, n>(energy, s, s.p, step_size, inv_mass, ou, noise);
-    return info;
+    return detail::adjusted_transition<Split>(energy, s, rng, step_size, detail::splitting_mass(*this), half_inv_mass, ou,
+                                              divergence_threshold);
+  }
+
+  /// A copy with another step size (the `O` constants recomputed).
+  adjusted_underdamped_langevin_kernel with_step_size(double h) const {
+    adjusted_underdamped_langevin_kernel k = *this;
+    if (value_type(h) == step_size) return k;  // as built (a resumed run stays bitwise)
+    k.step_size = value_type(h);
+    k.ou = Split::template ou_coefficients_for<value_type>(h, double(friction), double(mass));
+    return k;
+  }
+  /// A copy with a diagonal metric (a warm-up's diagonal_mass()): whitened momentum, unit mass.
+  template <class M>
+  auto with_metric(M const& m) const {
+    static_assert(std::is_same_v<M, diagonal_metric<value_type, dim>> || std::is_same_v<M, Metric>,
+                  "ember::adjusted_underdamped_langevin adapts a diagonal metric only: use warmup(n) or "
+                  "warmup(n, step_size(), diagonal_mass()), not dense_mass()");
+    if constexpr (std::is_same_v<M, Metric> && !std::is_same_v<M, diagonal_metric<value_type, dim>>) {
+      return *this;  // the scalar mass of the options (a checkpoint's metric is that one)
+    } else {
+      return adjusted_underdamped_langevin_kernel<E, Split, M>{
+          energy,
+          step_size,
+          friction,
+          value_type(1),
+          value_type(1),
+          value_type(1),
+          value_type(0.5),
+          divergence_threshold,
+          Split::template ou_coefficients_for<value_type>(double(step_size), double(friction), 1.0),
+          m};
+    }
   }
 
   void validate() const {
     detail::require_step_size(double(step_size), "ember::adjusted_underdamped_langevin");
     detail::require_friction_and_mass(double(friction), double(mass), "ember::adjusted_underdamped_langevin");
     detail::require_divergence_threshold(double(divergence_threshold), "ember::adjusted_underdamped_langevin");
+    metric.validate("ember::adjusted_underdamped_langevin");
   }
 };
 
@@ -99,19 +132,21 @@ struct adjusted_underdamped_langevin_fn {
                   "ember::adjusted_underdamped_langevin needs a differentiable energy: a type with dim, "
                   "value_type, value(x) and value_and_grad(x, g); wrap a plain callable in custom_energy<D>(f)");
     using T = typename E::value_type;
-    detail::require_step_size(o.step_size, "ember::adjusted_underdamped_langevin");
+    // A step size of 0 is "to be adapted": a run refuses it unless a warm-up sets one.
+    if (o.step_size != 0) detail::require_step_size(o.step_size, "ember::adjusted_underdamped_langevin");
     detail::require_friction_and_mass(o.friction, o.mass, "ember::adjusted_underdamped_langevin");
+    double const h = o.step_size != 0 ? o.step_size : std::numeric_limits<double>::quiet_NaN();
     adjusted_underdamped_langevin_kernel<E, Split> k{U,
-                                                     T(o.step_size),
+                                                     T(h),
                                                      T(o.friction),
                                                      T(o.mass),
                                                      T(1.0 / o.mass),
                                                      T(std::sqrt(o.mass)),
                                                      T(0.5 / o.mass),
                                                      T(o.divergence_threshold),
-                                                     Split::template ou_coefficients_for<T>(o.step_size, o.friction,
-                                                                                            o.mass)};
-    k.validate();
+                                                     Split::template ou_coefficients_for<T>(h, o.friction, o.mass),
+                                                     scalar_metric<T>{T(1.0 / std::sqrt(o.mass))}};
+    if (o.step_size != 0) k.validate();
     return k;
   }
 };

@@ -14,14 +14,28 @@
 /// `underdamped_langevin(U, {.step_size = h, .friction = γ, .mass = m})` returns an
 /// `underdamped_langevin_kernel`, which models `TransitionKernel`. In a run a chain starts with
 /// p ~ N(0, m I) (`init(x, rng)`); `init(x)` starts it at rest.
+///
+/// Warm-up (`underdamped_langevin(U) | warmup(n)`): the step size and a diagonal metric are
+/// adapted as for the adjusted kernel, by running it: in warm-up each transition is one of
+/// `adjusted_underdamped_langevin` (OBABO with an accept step, kernel/adjusted_underdamped_langevin.hpp)
+/// with this kernel's step size, friction and metric, tuned to accept 90 % (`target_acceptance`).
+/// An unadjusted kernel has no acceptance of its own to aim at, and without an accept step the
+/// first, untuned step sizes would fling far starts away for good; the step size at which the
+/// adjusted scheme accepts 90 % keeps each step's energy error, so the bias, small (warm-up draws
+/// are discarded; the kept ones are this kernel's). Once a diagonal metric is adapted the
+/// momentum is carried whitened (integrator/splitting.hpp) and γ is in the whitened time, where
+/// the target's scales are about 1.
 
 #include <ember/core/concepts.hpp>
 #include <ember/core/phase_state.hpp>
 #include <ember/core/rng.hpp>
 #include <ember/integrator/splitting.hpp>
 #include <ember/kernel/detail/validate.hpp>
+#include <ember/kernel/metropolis.hpp>
+#include <ember/kernel/metric.hpp>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -29,7 +43,7 @@
 namespace ember {
 
 struct underdamped_langevin_options {
-  double step_size = 0;  ///< h > 0
+  double step_size = 0;  ///< h > 0; 0: adapted by a warm-up (required without one)
   double friction = 1;   ///< γ > 0, in units of 1/time
   double mass = 1;       ///< scalar mass m > 0
 };
@@ -44,6 +58,16 @@ inline void require_friction_and_mass(double gamma, double mass, char const* who
                                 std::to_string(mass));
 }
 
+// What a phase-space kernel passes to its splitting as the mass: m⁻¹ for a scalar mass, the
+// metric itself for a diagonal one (whitened momentum).
+template <class K>
+EMBER_HD EMBER_INLINE auto const& splitting_mass(K const& k) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(k.metric)>, scalar_metric<typename K::value_type>>)
+    return k.inv_mass;
+  else
+    return k.metric;
+}
+
 // The noise of the j-th O operator of a transition: purpose user + j, so the O's of one
 // transition draw independent normals.
 template <class S, int D>
@@ -54,16 +78,43 @@ struct splitting_noise {
     return rng.template normal<D>(purpose(std::uint32_t(purpose::user) + std::uint32_t(J)));
   }
 };
+
+// One transition of the Metropolis-adjusted kernel of splitting O(w) core O(w) (generalised HMC,
+// kernel/adjusted_underdamped_langevin.hpp says why it is exact): the adjusted kernel's step, and
+// the unadjusted kernel's in warm-up.
+template <class Split, class E, class S, int D, class Mass>
+EMBER_HD EMBER_INLINE step_info<S> adjusted_transition(E const& U, phase_state<S, D>& s, chain_rng<S> const& rng,
+                                                       element_t<S> h, Mass const& mass, element_t<S> half_inv_mass,
+                                                       ou_coefficients<element_t<S>, 2> const& ou,
+                                                       element_t<S> divergence_threshold) {
+  constexpr int n = Split::size;
+  splitting_noise<S, D> const noise{rng};
+  Split::template apply<0, 1>(U, s, s.p, h, mass, ou, noise);
+  phase_state<S, D> q = s;
+  Split::template apply<1, n - 1>(U, q, q.p, h, mass, ou, noise);
+  S dh = (q.energy + kinetic_energy(q.p, half_inv_mass)) - (s.energy + kinetic_energy(s.p, half_inv_mass));
+  // The rejected state is the flipped one: F∘(reject) after the involution F∘core.
+  for (int i = 0; i < D; ++i) s.p[i] = -s.p[i];
+  auto info = metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
+  Split::template apply<n - 1, n>(U, s, s.p, h, mass, ou, noise);
+  return info;
+}
 }  // namespace detail
 
-/// The unadjusted underdamped Langevin kernel of energy `E` with splitting `Split`.
-/// Holds h, γ, m, m⁻¹ and the `O` constants e^{−γwh}, √(m(1 − e^{−2γwh})) computed once.
-template <class E, class Split = baoab>
+/// The unadjusted underdamped Langevin kernel of energy `E` with splitting `Split` and metric
+/// `Metric`: a scalar mass m (`scalar_metric`, L = 1/√m, what the options give) or, adapted by a
+/// warm-up, a `diagonal_metric` (whitened momentum). Holds h, γ, m, m⁻¹, √m (1 with a diagonal
+/// metric) and the `O` constants e^{−γwh}, √(m(1 − e^{−2γwh})) computed once.
+template <class E, class Split = baoab, class Metric = scalar_metric<typename E::value_type>>
 struct underdamped_langevin_kernel {
   using energy_type = E;
   using integrator_type = Split;
   using value_type = typename E::value_type;
   static constexpr int dim = E::dim;
+  /// What a warm-up's step_size() aims at: the acceptance of its warm-up form (file comment).
+  static constexpr double target_acceptance = 0.9;
+  /// No accept step: every transition is kept (a result reports no target acceptance).
+  static constexpr bool unadjusted = true;
 
   E energy;
   value_type step_size;
@@ -72,6 +123,9 @@ struct underdamped_langevin_kernel {
   value_type inv_mass;
   value_type sqrt_mass;
   ou_coefficients<value_type, Split::noises> ou;
+  Metric metric;  ///< scalar_metric{1/√m}, or the adapted diagonal metric the splitting uses
+  bool guarded = false;  ///< warm-up only: transitions are adjusted OBABO ones (file comment)
+  ou_coefficients<value_type, 2> warmup_ou{};  ///< OBABO's `O` constants, when guarded
 
   /// The state at x at rest: (x, U(x), ∇U(x), p = 0).
   template <class S>
@@ -84,16 +138,52 @@ struct underdamped_langevin_kernel {
     return draw_phase_state(energy, x, sqrt_mass, rng);
   }
 
-  /// One step of the splitting. Divergent where the new energy is not finite.
+  /// One step of the splitting. Divergent where the new energy is not finite. In its warm-up
+  /// form (`guarded`) a transition is instead one of the Metropolis-adjusted OBABO kernel with the
+  /// same step size, friction and metric (file comment).
   template <class S>
   EMBER_HD step_info<S> step(phase_state<S, dim>& s, chain_rng<S> const& rng) const {
-    Split::step(energy, s, s.p, step_size, inv_mass, ou, detail::splitting_noise<S, dim>{rng});
+    if (guarded)
+      return detail::adjusted_transition<obabo>(energy, s, rng, step_size, detail::splitting_mass(*this),
+                                                value_type(0.5) * inv_mass, warmup_ou, value_type(1000));
+    Split::step(energy, s, s.p, step_size, detail::splitting_mass(*this), ou, detail::splitting_noise<S, dim>{rng});
     return {S(1), !is_finite(s.energy), S(1)};
+  }
+  /// This kernel in its warm-up form (`guarded`), as a warm-up's `kernel_at` asks for it.
+  underdamped_langevin_kernel in_warmup() const {
+    underdamped_langevin_kernel k = *this;
+    k.guarded = true;
+    k.warmup_ou = obabo::ou_coefficients_for<value_type>(double(step_size), double(friction), double(mass));
+    return k;
+  }
+
+  /// A copy with another step size (the `O` constants recomputed).
+  underdamped_langevin_kernel with_step_size(double h) const {
+    underdamped_langevin_kernel k = *this;
+    if (value_type(h) == step_size) return k;  // as built (a resumed run stays bitwise)
+    k.step_size = value_type(h);
+    k.ou = Split::template ou_coefficients_for<value_type>(h, double(friction), double(mass));
+    return k;
+  }
+  /// A copy with a diagonal metric (a warm-up's diagonal_mass()): whitened momentum, unit mass.
+  template <class M>
+  auto with_metric(M const& m) const {
+    static_assert(std::is_same_v<M, diagonal_metric<value_type, dim>> || std::is_same_v<M, Metric>,
+                  "ember::underdamped_langevin adapts a diagonal metric only: use warmup(n) or "
+                  "warmup(n, step_size(), diagonal_mass()), not dense_mass()");
+    if constexpr (std::is_same_v<M, Metric> && !std::is_same_v<M, diagonal_metric<value_type, dim>>) {
+      return *this;  // the scalar mass of the options (a checkpoint's metric is that one)
+    } else {
+      return underdamped_langevin_kernel<E, Split, M>{
+          energy, step_size, friction, value_type(1), value_type(1), value_type(1),
+          Split::template ou_coefficients_for<value_type>(double(step_size), double(friction), 1.0), m};
+    }
   }
 
   void validate() const {
     detail::require_step_size(double(step_size), "ember::underdamped_langevin");
     detail::require_friction_and_mass(double(friction), double(mass), "ember::underdamped_langevin");
+    metric.validate("ember::underdamped_langevin");
   }
 };
 
@@ -111,16 +201,19 @@ struct underdamped_langevin_fn {
                   "value(x) and value_and_grad(x, g); wrap a plain callable in custom_energy<D>(f)");
     using T = typename E::value_type;
     // Checked before the O constants are computed from them (a NaN mass would only show later).
-    detail::require_step_size(o.step_size, "ember::underdamped_langevin");
+    // A step size of 0 is "to be adapted": a run refuses it unless a warm-up sets one.
+    if (o.step_size != 0) detail::require_step_size(o.step_size, "ember::underdamped_langevin");
     detail::require_friction_and_mass(o.friction, o.mass, "ember::underdamped_langevin");
+    double const h = o.step_size != 0 ? o.step_size : std::numeric_limits<double>::quiet_NaN();
     underdamped_langevin_kernel<E, Split> k{U,
-                                            T(o.step_size),
+                                            T(h),
                                             T(o.friction),
                                             T(o.mass),
                                             T(1.0 / o.mass),
                                             T(std::sqrt(o.mass)),
-                                            Split::template ou_coefficients_for<T>(o.step_size, o.friction, o.mass)};
-    k.validate();
+                                            Split::template ou_coefficients_for<T>(h, o.friction, o.mass),
+                                            scalar_metric<T>{T(1.0 / std::sqrt(o.mass))}};
+    if (o.step_size != 0) k.validate();
     return k;
   }
 };

@@ -41,12 +41,17 @@ struct chunk {
 /// The longest chunk: per-chunk counts live in the lane type, and a float counts exactly to 2²⁴.
 inline constexpr std::int64_t max_chunk = std::int64_t(1) << 22;
 
-/// The default start state of a chain: x₀ ~ N(0, I), drawn from the chain's own stream
-/// (step 0, purpose `init`). Drawn once per run, so not unrolled: on a GPU the unrolled draws
-/// were a fifth of a d = 100 configuration's device code.
+/// The default start state of a chain: x₀ ~ uniform(−2, 2) in each sampled (unconstrained)
+/// coordinate, as Stan and NumPyro start, drawn from the chain's own stream (step 0, purpose
+/// `init`, Philox blocks from `first_block` on: 0 for the first draw, k⌈D/4⌉ for retry k). It
+/// replaced x₀ ~ N(0, I): on the 19 posteriordb posteriors ChEES-HMC from uniform starts was
+/// correct on 19 and 18 of 19 (seeds 1, 2) against 16 and 16 from normal ones, whose tails put
+/// chains of low_dim_gauss_mix in a minor mode (bench/results/2026-11-27-posteriordb-after-issue-26.md).
 template <class S, int D>
-EMBER_HD EMBER_INLINE vec<S, D> default_start(std::uint64_t key, std::uint32_t chain) {
-  return make_chain_rng<S>(key, chain, 0).template normal<D, false>(purpose::init);
+EMBER_HD EMBER_INLINE vec<S, D> default_start(std::uint64_t key, std::uint32_t chain, std::uint32_t first_block = 0) {
+  vec<S, D> x = make_chain_rng<S>(key, chain, 0).template uniform_from<D>(purpose::init, first_block);
+  for (int i = 0; i < D; ++i) x[i] = S(element_t<S>(4)) * x[i] - S(element_t<S>(2));
+  return x;
 }
 
 /// Whether `Kernel`'s energy declares `static constexpr bool finite_value_means_finite_x = true`:
@@ -183,17 +188,16 @@ EMBER_HD EMBER_HOT void fused_init(Kernel const& kernel, vec<S, Kernel::dim> con
 inline constexpr int default_start_tries = 100;
 
 /// A chain's first state from the default start (`default_start`), drawn again, lane by lane,
-/// where U or ∇U is not finite there: try k (k ≥ 1) draws x₀ ~ N(0, I) from Philox blocks after
-/// the first draw's, so a chain whose first draw is finite starts exactly where it always did. A
+/// where U or ∇U is not finite there: try k (k ≥ 1) draws x₀ ~ uniform(−2, 2)^D from Philox
+/// blocks after the first draw's, so a chain whose first draw is finite starts exactly where it always did. A
 /// chain still not finite after `default_start_tries` is frozen as divergent at its start (−1).
 template <class S, class Kernel, class Sink>
 EMBER_HD EMBER_HOT void fused_default_init(Kernel const& kernel, std::uint64_t key, std::uint32_t chain, Sink& sink) {
   constexpr int D = Kernel::dim;
   auto s = init_state<S>(kernel, default_start<S, D>(key, chain), key, chain);
   mask_t<S> bad = !state_is_finite<Kernel>(s);
-  auto const rng = make_chain_rng<S>(key, chain, 0);
   for (int k = 1; k < default_start_tries && any(bad); ++k) {
-    auto const again = init_state<S>(kernel, rng.template normal_from<D>(purpose::init, std::uint32_t(k * ((D + 3) / 4))), key, chain);
+    auto const again = init_state<S>(kernel, default_start<S, D>(key, chain, std::uint32_t(k * ((D + 3) / 4))), key, chain);
     s = select_state(bad, again, s);
     bad = !state_is_finite<Kernel>(s);
   }

@@ -105,8 +105,8 @@ constexpr bool warmup_fits() {
   constexpr bool acceptance = !needs_acceptance || requires { Kernel::target_acceptance; };
   constexpr bool trajectory = !W::template has<chees_adapter> || requires(Kernel const& k) { k.with_trajectory_length(1.0); };
   constexpr bool lanes = !per_chain || takes_lane_step_size<Kernel>;
-  static_assert(metric, "ember::warmup: diagonal_mass() and dense_mass() need a kernel with a metric (mala, hmc)");
-  static_assert(acceptance, "ember::warmup: step_size() and chees() need a Metropolis-adjusted kernel (mala, hmc)");
+  static_assert(metric, "ember::warmup: diagonal_mass() and dense_mass() need a kernel with a metric (mala, hmc, the underdamped Langevin kernels)");
+  static_assert(acceptance, "ember::warmup: step_size() and chees() need a kernel with a target acceptance (mala, hmc, the underdamped Langevin kernels)");
   static_assert(trajectory, "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
   static_assert(lanes, "ember::warmup: step_size(per_chain) needs a kernel that takes a step size per chain (mala, hmc)");
   return metric && acceptance && trajectory && lanes;

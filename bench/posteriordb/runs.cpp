@@ -1,32 +1,62 @@
-// before_runs: one quick run of ember's current default samplers on every posteriordb posterior,
-// nothing tuned: the "before" table of issue 26, point 6. Not a test and not a verdict.
+// runs: ember's samplers, nothing tuned, on every posteriordb posterior against the reference
+// moments: the before and after tables of issue 26, point 6. A benchmark, not a test.
 //
-//   before_runs [DIR] [SEED]        DIR = bench/posteriordb
+//   posteriordb_runs [DIR] [SEED] [SAMPLERS] [ONLY]
+//     DIR       bench/posteriordb (data/ and reference/)
+//     SEED      the run's seed (default 1)
+//     SAMPLERS  comma-separated among mala, chees, chees_dense (default mala,chees); a name with
+//               "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws, as Stan and
+//               NumPyro do, instead of ember's default x₀ ~ N(0, I)
+//     ONLY      run only posteriors whose name contains this
 //
-// Samplers (double precision, 16 chains, 1,000 warm-up transitions, 1,000 kept draws, starts
-// x₀ ~ N(0, I) as ember draws them):
-//   mala   ember::mala(U, {}) | ember::warmup(1000) | ember::record()
-//   chees  ember::hmc(U, {}) | ember::warmup(1000, step_size(), diagonal_mass(), chees()) | record()
-//          (ember::benchmark::chees_hmc's pipeline, as in examples/04_adaptive_hmc.cpp)
+// Samplers (double precision, 16 chains, ember's default starts, 1,000 warm-up transitions, 1,000
+// kept draws, one thread):
+//   mala         ember::mala(U, {}) | ember::warmup(1000) | ember::record()
+//   chees        ember::chees_hmc(U) | ember::record()            (diagonal metric; the default)
+//   chees_dense  ember::hmc(U, {}) | ember::warmup(1000, step_size(), dense_mass(), chees()) | record()
 // Per run: chains that never moved (no accepted kept-phase transition), chains off (a chain mean
 // of some unconstrained coordinate more than 5 reference sds from the reference mean: stuck chains
 // and chains in another mode or a tail), divergent chains, the
 // largest |z| of the means and of the second moments of the constrained parameters against
 // reference/<name>.json, z = (m − ref)/√(mcse² + mcse_ref²) with mcse = sd/√ESS (ESS by Geyer's
 // initial monotone sequence over the pooled chains, as make_reference.py), the same for the means
-// of the unconstrained coordinates, the range of sd/sd_ref (constrained), the largest R̂ of the
-// summary (unconstrained coordinates) and the run's seconds.
+// of the unconstrained coordinates, the range of sd/sd_ref (constrained), the largest R̂ and the
+// smallest bulk and tail ESS of the summary (unconstrained coordinates), the seconds of warm-up
+// and of the whole run, ESS/s (smallest bulk ESS over the whole run's seconds, warm-up included,
+// as NumPyro's figures in numpyro_runs.py), the gradient evaluations of the whole run (counted by
+// a wrapper around the energy: one per chain per evaluation, including the start checks) and
+// gradients per ESS. The verdict: CORRECT when no chain is stuck or off, every |z| < 5, every sd
+// ratio within [0.9, 1.1] and R̂ < 1.01.
 #include "posteriors.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace pdb = ember::posteriordb;
 
 namespace {
+
+// The energy with a counter of gradient evaluations (one per chain: a SIMD batch counts its width).
+template <class E>
+struct counted_energy {
+  using value_type = typename E::value_type;
+  static constexpr int dim = E::dim;
+  E e;
+  std::int64_t* count;
+  template <class S>
+  S value(ember::vec<S, dim> const& x) const {
+    return e.value(x);
+  }
+  template <class S>
+  S value_and_grad(ember::vec<S, dim> const& x, ember::vec<S, dim>& g) const {
+    *count += ember::scalar_traits<S>::width;
+    return e.value_and_grad(x, g);
+  }
+};
 
 // ESS of the mean of M chains × N draws (x[c][k]), Geyer's initial monotone sequence.
 double ess_geyer(std::vector<std::vector<double>> const& x) {
@@ -100,9 +130,20 @@ stats moments(std::vector<std::vector<double>> const& x) {
 }
 
 template <class P, class Pipe>
-void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe const& pipe, std::uint64_t seed) {
+void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe const& pipe, std::uint64_t seed,
+            std::int64_t const& gradients, bool uniform_starts) {
   constexpr int D = P::dim;
-  auto res = ember::sample(pipe, {.chains = 16, .steps = 1000, .seed = seed, .progress = false}, ember::backend::cpu{.threads = 1});
+  // Stan's and NumPyro's starts, where asked: uniform(−2, 2) on the unconstrained coordinates.
+  std::vector<ember::vec<double, D>> starts;
+  if (uniform_starts) {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> u(-2, 2);
+    starts.resize(16);
+    for (auto& x : starts)
+      for (int d = 0; d < D; ++d) x[d] = u(g);
+  }
+  auto res = ember::sample(pipe, {.chains = 16, .steps = 1000, .seed = seed, .init = starts, .progress = false},
+                           ember::backend::cpu{.threads = 1});
   auto draws = res.samples();
   std::int64_t C = res.chains(), K = res.kept();
   int stuck = 0;
@@ -155,12 +196,19 @@ void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe c
     }
     off += far;
   }
-  double rhat = 0;
+  double rhat = 0, ess = INFINITY, ess_tail = INFINITY;
   auto sum = res.summary();
-  for (int d = 0; d < D; ++d) rhat = std::max(rhat, sum.dims[d].rhat);
-  std::printf("| %s | %d | %s | %d | %d | %lld | %.3g | %.3g | %.3g | %.2f–%.2f | %.3f | %.2f |%s\n", P::name, D, sampler,
-              stuck, off, (long long)res.divergent_chains(), zc, zc2, zu, rlo, rhi, rhat, res.seconds(),
-              finite ? "" : " (non-finite z)");
+  for (int d = 0; d < D; ++d) {
+    rhat = std::max(rhat, sum.dims[d].rhat);
+    ess = std::min(ess, sum.dims[d].ess);
+    ess_tail = std::min(ess_tail, sum.dims[d].ess_tail);
+  }
+  bool correct = finite && stuck == 0 && off == 0 && zc < 5 && zc2 < 5 && zu < 5 && rlo >= 0.9 && rhi <= 1.1 && rhat < 1.01;
+  std::printf("| %s | %d | %s | %s | %d | %d | %lld | %.3g | %.3g | %.3g | %.2f–%.2f | %.3f | %.0f | %.0f | %.2f | %.2f | %.0f | "
+              "%.3g | %.0f |%s\n",
+              P::name, D, sampler, correct ? "CORRECT" : "wrong", stuck, off, (long long)res.divergent_chains(), zc, zc2,
+              zu, rlo, rhi, rhat, ess, ess_tail, res.warmup_seconds(), res.seconds(), ess / res.seconds(),
+              double(gradients), double(gradients) / ess, finite ? "" : " (non-finite z)");
   std::fflush(stdout);
 }
 
@@ -169,24 +217,36 @@ void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe c
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : std::string(EMBER_POSTERIORDB_DIR);
   std::uint64_t seed = argc > 2 ? std::stoull(argv[2]) : 1;
-  std::printf("| posterior | D | sampler | stuck chains | chains off | divergent chains | max \\|z\\| mean | max \\|z\\| E x² | max \\|z\\| mean (unconstr.) | sd ratio | max R̂ | s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::string samplers = "," + std::string(argc > 3 ? argv[3] : "mala,chees") + ",";
+  std::string only = argc > 4 ? argv[4] : "";
+  auto wanted = [&](char const* s) { return samplers.find("," + std::string(s) + ",") != std::string::npos; };
+  std::printf("| posterior | D | sampler | verdict | stuck chains | chains off | divergent chains | max \\|z\\| mean | "
+              "max \\|z\\| E x² | max \\|z\\| mean (unconstr.) | sd ratio | max R̂ | min ESS bulk | min ESS tail | "
+              "warm-up s | s | ESS/s | gradients | gradients/ESS |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   pdb::for_each_posterior<double>(dir + "/data", [&](auto& p) {
     using P = std::decay_t<decltype(p)>;
+    if (std::string(P::name).find(only) == std::string::npos) return;
     auto ref = pdb::json::read_file(dir + "/reference/" + P::name + ".json");
-    auto U = p.energy();
-    try {
-      report(p, ref, "mala", ember::mala(U, {}) | ember::warmup(1000) | ember::record(), seed);
-    } catch (std::exception const& e) {
-      std::printf("| %s | %d | mala | error: %s |\n", P::name, P::dim, e.what());
-    }
-    try {
-      report(p, ref, "chees",
-             ember::hmc(U, {}) | ember::warmup(1000, ember::step_size(), ember::diagonal_mass(), ember::chees()) |
-                 ember::record(),
-             seed);
-    } catch (std::exception const& e) {
-      std::printf("| %s | %d | chees | error: %s |\n", P::name, P::dim, e.what());
-    }
+    std::int64_t gradients = 0;
+    auto U = counted_energy<decltype(p.energy())>{p.energy(), &gradients};
+    auto run = [&](char const* name, auto make) {
+      for (bool uniform : {false, true}) {
+        std::string const label = std::string(name) + (uniform ? "_uniform" : "");
+        if (!wanted(label.c_str())) continue;
+        gradients = 0;
+        try {
+          report(p, ref, label.c_str(), make(), seed, gradients, uniform);
+        } catch (std::exception const& e) {
+          std::printf("| %s | %d | %s | error: %s |\n", P::name, P::dim, label.c_str(), e.what());
+        }
+      }
+    };
+    run("mala", [&] { return ember::mala(U, {}) | ember::warmup(1000) | ember::record(); });
+    run("chees", [&] { return ember::chees_hmc(U) | ember::record(); });
+    run("chees_dense", [&] {
+      return ember::hmc(U, {}) | ember::warmup(1000, ember::step_size(), ember::dense_mass(), ember::chees()) |
+             ember::record();
+    });
   });
 }
