@@ -44,9 +44,10 @@ inline constexpr std::int64_t max_chunk = std::int64_t(1) << 22;
 /// The default start state of a chain: x₀ ~ uniform(−2, 2) in each sampled (unconstrained)
 /// coordinate, as Stan and NumPyro start, drawn from the chain's own stream (step 0, purpose
 /// `init`, Philox blocks from `first_block` on: 0 for the first draw, k⌈D/4⌉ for retry k). It
-/// replaced x₀ ~ N(0, I): on the 19 posteriordb posteriors ChEES-HMC from uniform starts was
-/// correct on 19 and 18 of 19 (seeds 1, 2) against 16 and 16 from normal ones, whose tails put
-/// chains of low_dim_gauss_mix in a minor mode (bench/results/2026-11-27-posteriordb-after-issue-26.md).
+/// replaced x₀ ~ N(0, I): on the 19 posteriordb posteriors ChEES-HMC from N(0, I) starts was
+/// correct on 16 and 16 of 19 (seeds 1, 2), with 1 to 4 of 16 chains of low_dim_gauss_mix in a
+/// minor mode; from uniform starts on 19 and 18 (given as .init) and 19 and 16 (these draws)
+/// (bench/results/2026-11-27-posteriordb-after-issue-26.md).
 template <class S, int D>
 EMBER_HD EMBER_INLINE vec<S, D> default_start(std::uint64_t key, std::uint32_t chain, std::uint32_t first_block = 0) {
   vec<S, D> x = make_chain_rng<S>(key, chain, 0).template uniform_from<D>(purpose::init, first_block);
