@@ -483,16 +483,21 @@ void put_tunables(byte_writer& w, K const& k) {
   if constexpr (requires { k.metric; }) w.put(k.metric);
   if constexpr (requires { k.trajectory_length; }) w.put(double(k.trajectory_length));
 }
-// A kernel that warm-up cannot tune (ula, the underdamped Langevin kernels) has its step size from
-// the caller's pipeline; a checkpoint written with another is refused.
+// A step size that a warm-up adapts (`adapted`) is the run's state and comes from the file; any
+// other (ula, any kernel without a warm-up) is the caller's pipeline's, and a checkpoint written
+// with another is refused.
 template <class K>
-void get_tunables(byte_reader& r, K& k) {
+void get_tunables(byte_reader& r, K& k, bool adapted) {
   double const eps = r.get<double>();
   if constexpr (requires { k.metric; }) r.get_bytes(k.metric);
   if constexpr (requires { k.trajectory_length; }) k.trajectory_length = typename K::value_type(r.get<double>());
   if constexpr (requires { k.with_step_size(eps); }) {
-    reassign(k, k.with_step_size(eps));
-  } else if (double(k.step_size) != eps) {
+    if (adapted) {
+      reassign(k, k.with_step_size(eps));
+      return;
+    }
+  }
+  if (double(k.step_size) != eps) {
     throw std::runtime_error("ember::run::load: " + r.path + " was written with step size " + std::to_string(eps) +
                              ", but this pipeline's kernel has " + std::to_string(double(k.step_size)));
   }
@@ -600,8 +605,15 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
     if constexpr (decltype(out.warm_)::adapts_chain_step)
       out.warm_.chain_da = r.get_vector<dual_averaging>(std::uint64_t(opt.chains));
   }
-  detail::get_tunables(r, out.warm_.kernel);
-  detail::get_tunables(r, out.kernel_);
+  using warm_type = decltype(out.warm_);
+  constexpr bool adapted = [] {
+    if constexpr (requires { warm_type::adapts_step; })
+      return warm_type::adapts_step || warm_type::adapts_chain_step;
+    else
+      return false;  // no warm-up
+  }();
+  detail::get_tunables(r, out.warm_.kernel, adapted);
+  detail::get_tunables(r, out.kernel_, adapted);
   // The tuned kernel again from the adaptation state, as `advance` made it at the end of warm-up:
   // its derived constants (MALA's √(2ε), 1/(4ε)) come from the double step size, which the
   // saved value (in T) does not hold to the last bit.

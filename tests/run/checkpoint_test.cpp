@@ -145,6 +145,24 @@ TEST_CASE("a checkpoint loaded with another energy, other data or another step s
     CHECK_THAT(message_of<RE>([&] { decltype(r)::load(other, path); }),
                Catch::Contains("was written with step size 0.05") && Catch::Contains("this pipeline's kernel has 0.04"));
   }
+  SECTION("mala and adjusted underdamped langevin without a warm-up, with another step size") {
+    // Their step size can be set (a warm-up adapts it), but without a warm-up it is the caller's.
+    auto pipe = ember::mala(gauss(), {.step_size = 0.05}) | ember::record();
+    auto other = ember::mala(gauss(), {.step_size = 0.04}) | ember::record();
+    auto r = ember::start(pipe, opt);
+    r.advance(5);
+    r.save(path);
+    CHECK_THAT(message_of<RE>([&] { decltype(r)::load(other, path); }),
+               Catch::Contains("was written with step size 0.05") && Catch::Contains("this pipeline's kernel has 0.04"));
+    auto lpipe = ember::adjusted_underdamped_langevin(gauss(), {.step_size = 0.05}) | ember::record();
+    auto lother = ember::adjusted_underdamped_langevin(gauss(), {.step_size = 0.04}) | ember::record();
+    auto l = ember::start(lpipe, opt);
+    l.advance(5);
+    l.save(path);
+    CHECK_THAT(message_of<RE>([&] { decltype(l)::load(lother, path); }),
+               Catch::Contains("was written with step size 0.05") && Catch::Contains("this pipeline's kernel has 0.04"));
+    CHECK_NOTHROW(decltype(l)::load(lpipe, path));
+  }
   SECTION("another structure") {
     auto pipe = ember::hmc(gauss(), {.step_size = 0.3, .integrator_steps = 3}) | ember::record();
     auto other = ember::hmc(gauss(), {.step_size = 0.3, .integrator_steps = 3}) | ember::burn_in(0) | ember::record();
