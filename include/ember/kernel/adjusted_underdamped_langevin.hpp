@@ -83,13 +83,7 @@ struct adjusted_underdamped_langevin_kernel {
   }
 
   /// A copy with another step size (the `O` constants recomputed).
-  adjusted_underdamped_langevin_kernel with_step_size(double h) const {
-    adjusted_underdamped_langevin_kernel k = *this;
-    if (value_type(h) == step_size) return k;  // as built (a resumed run stays bitwise)
-    k.step_size = value_type(h);
-    k.ou = Split::template ou_coefficients_for<value_type>(h, double(friction), double(mass));
-    return k;
-  }
+  adjusted_underdamped_langevin_kernel with_step_size(double h) const { return detail::with_phase_step_size(*this, h); }
   /// A copy with a diagonal metric (a warm-up's diagonal_mass()): whitened momentum, unit mass.
   template <class M>
   auto with_metric(M const& m) const {

@@ -79,6 +79,18 @@ struct splitting_noise {
   }
 };
 
+// A phase-space kernel K (both underdamped Langevin kernels) with step size h: its `O` constants
+// recomputed for h, its friction and mass; unchanged where h is its own step size, so that a
+// resumed run stays bitwise.
+template <class K>
+K with_phase_step_size(K k, double h) {
+  using T = typename K::value_type;
+  if (T(h) == k.step_size) return k;
+  k.step_size = T(h);
+  k.ou = K::integrator_type::template ou_coefficients_for<T>(h, double(k.friction), double(k.mass));
+  return k;
+}
+
 // One transition of the Metropolis-adjusted kernel of splitting O(w) core O(w) (generalised HMC,
 // kernel/adjusted_underdamped_langevin.hpp says why it is exact): the adjusted kernel's step, and
 // the unadjusted kernel's in warm-up.
@@ -158,13 +170,7 @@ struct underdamped_langevin_kernel {
   }
 
   /// A copy with another step size (the `O` constants recomputed).
-  underdamped_langevin_kernel with_step_size(double h) const {
-    underdamped_langevin_kernel k = *this;
-    if (value_type(h) == step_size) return k;  // as built (a resumed run stays bitwise)
-    k.step_size = value_type(h);
-    k.ou = Split::template ou_coefficients_for<value_type>(h, double(friction), double(mass));
-    return k;
-  }
+  underdamped_langevin_kernel with_step_size(double h) const { return detail::with_phase_step_size(*this, h); }
   /// A copy with a diagonal metric (a warm-up's diagonal_mass()): whitened momentum, unit mass.
   template <class M>
   auto with_metric(M const& m) const {
