@@ -4,15 +4,19 @@
 //   posteriordb_runs [DIR] [SEED] [SAMPLERS] [ONLY]
 //     DIR       bench/posteriordb (data/ and reference/)
 //     SEED      the run's seed (default 1)
-//     SAMPLERS  comma-separated among mala, chees, chees_dense (default mala,chees); a name with
-//               "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws, as Stan and
-//               NumPyro do, instead of ember's default x₀ ~ N(0, I)
+//     SAMPLERS  comma-separated among mala, chees, chees_stan, chees_dense (default mala,chees);
+//               a name with "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws
+//               from std::mt19937_64(SEED) given as `.init`, instead of ember's default starts
+//               (also uniform(−2, 2), from each chain's own stream)
 //     ONLY      run only posteriors whose name contains this
+//   Environment: EMBER_PDB_WARMUP=n another warm-up length for chees and chees_stan;
+//   EMBER_PDB_CHAINS=1 prints (stderr) what warm-up adapted and where each chain off sits.
 //
 // Samplers (double precision, 16 chains, ember's default starts, 1,000 warm-up transitions, 1,000
 // kept draws, one thread):
 //   mala         ember::mala(U, {}) | ember::warmup(1000) | ember::record()
 //   chees        ember::chees_hmc(U) | ember::record()            (diagonal metric; the default)
+//   chees_stan   the same with diagonal_mass({.gradients = false}) (Stan's metric estimate)
 //   chees_dense  ember::hmc(U, {}) | ember::warmup(1000, step_size(), dense_mass(), chees()) | record()
 // Per run: chains that never moved (no accepted kept-phase transition), chains off (a chain mean
 // of some unconstrained coordinate more than 5 reference sds from the reference mean: stuck chains
@@ -25,11 +29,13 @@
 // and of the whole run, ESS/s (smallest bulk ESS over the whole run's seconds, warm-up included,
 // as NumPyro's figures in numpyro_runs.py), the gradient evaluations of the whole run (counted by
 // a wrapper around the energy: one per chain per evaluation, including the start checks) and
-// gradients per ESS. The verdict: CORRECT when no chain is stuck or off, every |z| < 5, every sd
+// gradients per ESS, and the chains warm-up restarted (run.hpp: for not moving, for standing far
+// above the others in energy). The verdict: CORRECT when no chain is stuck or off, every |z| < 5, every sd
 // ratio within [0.9, 1.1] and R̂ < 1.01.
 #include "posteriors.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -195,6 +201,22 @@ void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe c
       far = far || !(std::fabs(m - r["mean"].as_number()) <= 5 * r["sd"].as_number());
     }
     off += far;
+    if (far && std::getenv("EMBER_PDB_CHAINS")) {  // where the chains off sit, and their energy there
+      ember::vec<double, D> m{};
+      for (int d = 0; d < D; ++d) {
+        for (double v : unc[std::size_t(d)][std::size_t(c)]) m[d] += v / double(K);
+      }
+      std::fprintf(stderr, "%s: chain %lld off, mean (unconstrained)", P::name, (long long)c);
+      for (int d = 0; d < D; ++d) std::fprintf(stderr, " %.4g", m[d]);
+      std::fprintf(stderr, "\n");
+    }
+  }
+  if (std::getenv("EMBER_PDB_CHAINS")) {  // what warm-up adapted, against the reference sds
+    auto const& a = res.adapted();
+    std::fprintf(stderr, "%s: step size %.4g, T %.4g, metric sd / reference sd", P::name, a.step_size, a.trajectory_length);
+    for (std::size_t d = 0; d < a.metric_scale.size() && d < std::size_t(D); ++d)
+      std::fprintf(stderr, " %.3g", a.metric_scale[d] / ref["unconstrained"][unames[d]]["sd"].as_number());
+    std::fprintf(stderr, "\n");
   }
   double rhat = 0, ess = INFINITY, ess_tail = INFINITY;
   auto sum = res.summary();
@@ -205,10 +227,11 @@ void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe c
   }
   bool correct = finite && stuck == 0 && off == 0 && zc < 5 && zc2 < 5 && zu < 5 && rlo >= 0.9 && rhi <= 1.1 && rhat < 1.01;
   std::printf("| %s | %d | %s | %s | %d | %d | %lld | %.3g | %.3g | %.3g | %.2f–%.2f | %.3f | %.0f | %.0f | %.2f | %.2f | %.0f | "
-              "%.3g | %.0f |%s\n",
+              "%.3g | %.0f | %lld, %lld |%s\n",
               P::name, D, sampler, correct ? "CORRECT" : "wrong", stuck, off, (long long)res.divergent_chains(), zc, zc2,
               zu, rlo, rhi, rhat, ess, ess_tail, res.warmup_seconds(), res.seconds(), ess / res.seconds(),
-              double(gradients), double(gradients) / ess, finite ? "" : " (non-finite z)");
+              double(gradients), double(gradients) / ess, (long long)res.adapted().restarted_chains,
+              (long long)res.adapted().restarted_high_energy_chains, finite ? "" : " (non-finite z)");
   std::fflush(stdout);
 }
 
@@ -222,8 +245,8 @@ int main(int argc, char** argv) {
   auto wanted = [&](char const* s) { return samplers.find("," + std::string(s) + ",") != std::string::npos; };
   std::printf("| posterior | D | sampler | verdict | stuck chains | chains off | divergent chains | max \\|z\\| mean | "
               "max \\|z\\| E x² | max \\|z\\| mean (unconstr.) | sd ratio | max R̂ | min ESS bulk | min ESS tail | "
-              "warm-up s | s | ESS/s | gradients | gradients/ESS |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "warm-up s | s | ESS/s | gradients | gradients/ESS | warm-up restarts (still, high U) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   pdb::for_each_posterior<double>(dir + "/data", [&](auto& p) {
     using P = std::decay_t<decltype(p)>;
     if (std::string(P::name).find(only) == std::string::npos) return;
@@ -243,7 +266,14 @@ int main(int argc, char** argv) {
       }
     };
     run("mala", [&] { return ember::mala(U, {}) | ember::warmup(1000) | ember::record(); });
-    run("chees", [&] { return ember::chees_hmc(U) | ember::record(); });
+    // EMBER_PDB_WARMUP: another warm-up length for chees (the default's is 1,000).
+    std::int64_t const warm = std::getenv("EMBER_PDB_WARMUP") ? std::atoll(std::getenv("EMBER_PDB_WARMUP")) : 1000;
+    run("chees", [&] { return ember::chees_hmc(U, {.warmup = warm}) | ember::record(); });
+    run("chees_stan", [&] {  // the default with Stan's metric estimate (draws only)
+      return ember::hmc(U, {}) |
+             ember::warmup(warm, ember::step_size(), ember::diagonal_mass({.gradients = false}), ember::chees()) |
+             ember::record();
+    });
     run("chees_dense", [&] {
       return ember::hmc(U, {}) | ember::warmup(1000, ember::step_size(), ember::dense_mass(), ember::chees()) |
              ember::record();

@@ -81,6 +81,10 @@ struct adaptation_report {
   std::vector<std::string> warnings;
   /// Chains restarted in warm-up from a moving chain's state because they had not moved (run.hpp).
   std::int64_t restarted_chains = 0;
+  /// Chains restarted in warm-up from another chain's state because they had settled with their
+  /// energy more than 20·D above the lowest quarter of the chains' (run.hpp: a local mode of
+  /// negligible mass).
+  std::int64_t restarted_high_energy_chains = 0;
 };
 
 /// Per-kept-step diagnostics over the chains still live at that step (`track(...)`).

@@ -251,6 +251,17 @@ class run {
                     (long long)restarted_chains_);
       a.warnings.emplace_back(b);
     }
+    a.restarted_high_energy_chains = restarted_high_;
+    if (restarted_high_ > 0) {
+      char b[400];
+      std::snprintf(b, sizeof b,
+                    "NOTE: %lld times in warm-up a chain settled with its energy more than 20 x %d above the lowest "
+                    "quarter of the chains' was restarted from the state of a chain below that (a local mode such as a "
+                    "mixture's merged components: a region there holds under e^-%d of the mass unless it is 5e8 times "
+                    "wider in every direction); the kept draws come from the tuned kernel.",
+                    (long long)restarted_high_, D, 20 * D);
+      a.warnings.emplace_back(b);
+    }
     if constexpr (decltype(warm_)::adapts_trajectory) {
       // ChEES's T is kept within [ε, 1000ε] (adapt/chees.hpp); an adaptation still pressing on a
       // bound after the last metric change is worth a word.
@@ -417,34 +428,81 @@ class run {
   void rescue_stuck_chains() {
     auto const& h = storage_.host();
     std::size_t const C = std::size_t(chains_), S = std::size_t(h.stride);
+
+    // Chains settled far above the others in energy (see high_energy_bound): U more than 20·D
+    // above the ⌈C/4⌉-th lowest live chain's, and not fallen by more than 4√D since the last
+    // look (a chain still on its way in from a far start is left to come in); looked for from
+    // the end of the second metric window on.
+    std::vector<double> energy(C, NAN);
+    std::vector<double> live;
+    for (std::size_t c = 0; c < C; ++c) {
+      if (h.frozen[c]) continue;
+      state_type st;
+      for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) st.slot(int(i)) = h.slots[i * S + c];
+      energy[c] = double(st.energy);
+      live.push_back(std::isnan(energy[c]) ? INFINITY : energy[c]);
+    }
+    double const bound = high_energy_bound(live);
     if (stuck_snapshot_.size() != std::size_t(D) * C) {  // the first look: just remember
       stuck_snapshot_.resize(std::size_t(D) * C);
       for (std::size_t d = 0; d < std::size_t(D); ++d)
         std::copy_n(h.slots.begin() + std::ptrdiff_t(d * S), C, stuck_snapshot_.begin() + std::ptrdiff_t(d * C));
+      energy_snapshot_ = energy;
       return;
     }
-    std::vector<std::uint32_t> moved, still;
+    // From the second metric window's end on: chains have had the init buffer and a tuned
+    // metric to come in.
+    bool const energy_look = windows_.ends.size() >= 2 && t_ - 1 >= windows_.ends[1];
+    auto const settled_high = [&](std::size_t c) {
+      if (!energy_look || !(energy[c] > bound)) return false;
+      double const before = energy_snapshot_.size() == C ? energy_snapshot_[c] : INFINITY;
+      return !(before - energy[c] > 4 * std::sqrt(double(D)));
+    };
+    std::vector<std::uint32_t> moved, still, high;
     for (std::size_t c = 0; c < C; ++c) {
       if (h.frozen[c]) continue;
       bool same = true;
       for (std::size_t d = 0; d < std::size_t(D) && same; ++d)
         same = std::memcmp(&h.slots[d * S + c], &stuck_snapshot_[d * C + c], sizeof(T)) == 0;
-      (same ? still : moved).push_back(std::uint32_t(c));
+      (same ? still : settled_high(c) ? high : moved).push_back(std::uint32_t(c));
     }
-    if (!still.empty() && !moved.empty()) {
+    if ((!still.empty() || !high.empty()) && !moved.empty()) {
       auto& a = storage_.host_mutable();
-      for (auto c : still) {
-        std::uint32_t const donor =
-            moved[detail::mix64(key_ ^ (std::uint64_t(c) << 32) ^ std::uint64_t(t_)) % moved.size()];
-        for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) a.slots[i * S + c] = a.slots[i * S + donor];
-        if constexpr (decltype(warm_)::adapts_chain_step) warm_.chain_da[c] = warm_.chain_da[donor];
-      }
+      for (auto const* group : {&still, &high})
+        for (auto c : *group) {
+          std::uint32_t const donor =
+              moved[detail::mix64(key_ ^ (std::uint64_t(c) << 32) ^ std::uint64_t(t_)) % moved.size()];
+          for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) a.slots[i * S + c] = a.slots[i * S + donor];
+          if constexpr (decltype(warm_)::adapts_chain_step) warm_.chain_da[c] = warm_.chain_da[donor];
+        }
       restarted_chains_ += std::int64_t(still.size());
+      restarted_high_ += std::int64_t(high.size());
+      for (auto const* group : {&still, &high})
+        for (auto c : *group) energy[c] = INFINITY;  // a restarted chain has a window's grace
       storage_.upload();
     }
     auto const& now = storage_.host();
     for (std::size_t d = 0; d < std::size_t(D); ++d)
       std::copy_n(now.slots.begin() + std::ptrdiff_t(d * S), C, stuck_snapshot_.begin() + std::ptrdiff_t(d * C));
+    energy_snapshot_ = energy;
+  }
+  // Warm-up's rescue of chains settled far above the others in energy (issue 26). On
+  // posteriordb's low_dim_gauss_mix (ordered two-component mixture, 1,000 points) 9 of 16
+  // chains settled where both components merge into one Gaussian, U 390 above the posterior's
+  // typical set, and stayed there for the whole run. A region whose typical energy stands ΔU
+  // above another's holds e^{−ΔU} times its mass, times the ratio of their volumes; with
+  // ΔU > 20·D that is below e^{−20D} unless the region is e²⁰ ≈ 5·10⁸ times wider in every
+  // direction. The bound is taken from the ⌈C/4⌉-th lowest live chain (at least the second), so
+  // a few chains alone in a deep spike move nobody, and a target's own spread of energies stays
+  // far inside it (a Gaussian's typical U spans a few √(D/2); the centred funnel d = 10 spans 81
+  // with v within ±3 sd, against 200). A chain whose U fell by more than 4√D since the last look
+  // (a settled chain's U changes by about √D between looks) is still coming in and is left alone,
+  // so far starts are not all replaced by the first chains to arrive. Needs 3 live chains.
+  static double high_energy_bound(std::vector<double> u) {
+    if (u.size() < 3) return INFINITY;
+    std::size_t const k = std::max<std::size_t>(1, (u.size() + 3) / 4 - 1);  // ⌈C/4⌉-th lowest, at least the 2nd
+    std::nth_element(u.begin(), u.begin() + std::ptrdiff_t(k), u.end());
+    return std::isfinite(u[k]) ? u[k] + 20.0 * D : INFINITY;
   }
   void validate_schedule() const {
     // track(acceptance) counts each chain's accepted transitions between kept steps in T; a float
@@ -470,12 +528,14 @@ class run {
   double seconds_ = 0, warmup_seconds_ = 0;
   std::vector<T> stuck_snapshot_;         // positions at warm-up's last look for chains that never moved
   std::int64_t restarted_chains_ = 0;     // chains restarted by that look, over warm-up
+  std::int64_t restarted_high_ = 0;       // chains restarted for standing far above the others in energy
+  std::vector<double> energy_snapshot_;   // energies at warm-up's last look (NaN: frozen; ∞: restarted)
   bool show_progress_ = true;
   std::function<void(progress_report const&)> on_progress_;
 };
 
 namespace detail {
-inline constexpr char ember_version[16] = "ember 0.3.0";
+inline constexpr char ember_version[16] = "ember 0.4.0";
 
 template <class K>
 void put_tunables(byte_writer& w, K const& k) {
@@ -523,10 +583,14 @@ void run<P, Backend>::save(std::string const& path) const {
   w.put(seconds_);
   w.put(warmup_seconds_);
   w.put(restarted_chains_);
+  w.put(restarted_high_);
+  w.put_vector(energy_snapshot_);
   w.put_vector(stuck_snapshot_);
   if constexpr (requires { warm_.da; }) {
     w.put(warm_.da);
     w.put(warm_.cov);
+    w.put(std::uint8_t(warm_.metric_from_gradients));
+    w.put(warm_.grad_cov);
     w.put(warm_.chees);
     if constexpr (decltype(warm_)::adapts_chain_step) w.put_vector(warm_.chain_da);
   }
@@ -593,6 +657,12 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   out.seconds_ = r.get<double>();
   out.warmup_seconds_ = r.get<double>();
   out.restarted_chains_ = r.get<std::int64_t>();
+  out.restarted_high_ = r.get<std::int64_t>();
+  {
+    auto const e = r.get_vector<double>();
+    if (!e.empty() && e.size() != std::size_t(opt.chains)) refuse("is corrupt (an energy snapshot of another size)");
+    out.energy_snapshot_ = e;
+  }
   {
     auto const n = r.get_vector<T>();
     if (!n.empty() && n.size() != std::size_t(D) * std::size_t(opt.chains)) refuse("is corrupt (a snapshot of another size)");
@@ -601,6 +671,12 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   if constexpr (requires { out.warm_.da; }) {
     r.get_bytes(out.warm_.da);
     r.get_bytes(out.warm_.cov);
+    if ((r.get<std::uint8_t>() != 0) != out.warm_.metric_from_gradients)
+      refuse(std::string("was written by a warm-up whose diagonal metric came from ") +
+             (out.warm_.metric_from_gradients ? "draws only, and this pipeline's comes from draws and gradients"
+                                              : "draws and gradients, and this pipeline's does not") +
+             " (diagonal_mass({.gradients}))");
+    r.get_bytes(out.warm_.grad_cov);
     r.get_bytes(out.warm_.chees);
     if constexpr (decltype(out.warm_)::adapts_chain_step)
       out.warm_.chain_da = r.get_vector<dual_averaging>(std::uint64_t(opt.chains));

@@ -12,16 +12,19 @@
 #include <ember/adapt/covariance.hpp>
 #include <ember/adapt/dual_averaging.hpp>
 #include <ember/adapt/mass_windows.hpp>
+#include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/halton.hpp>
 #include <ember/pipeline/pipeline.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ember {
@@ -66,22 +69,42 @@ struct acceptance_sums {
   }
 };
 
-// n, Σx, Σx² or the upper triangle of Σxxᵀ over live chains (adapt/covariance.hpp's layout).
+// n, Σx, Σx² or the upper triangle of Σxxᵀ over live chains (adapt/covariance.hpp's layout), of
+// slots first … first + D − 1: the position (0) or, for a diagonal metric from draws and
+// gradients, ∇U (D + 1 in a `chain_state`). One functor per quantity, so a reduction's
+// per-thread accumulator stays 1 + 2D doubles for a diagonal metric.
 template <class T, int D, bool Dense>
 struct moment_sums {
   static constexpr int size = pooled_covariance<D, Dense>::sums;
   chain_view<T> v;
+  int first = 0;
   EMBER_HD void operator()(std::int64_t c, double* a) const {
     if (v.frozen[c]) return;
     a[0] += 1;
     double x[D];
-    for (int i = 0; i < D; ++i) x[i] = double(v.slots[i * v.stride + c]);
+    for (int i = 0; i < D; ++i) x[i] = double(v.slots[(first + i) * v.stride + c]);
     for (int i = 0; i < D; ++i) a[1 + i] += x[i];
     int q = 1 + D;
     for (int i = 0; i < D; ++i)
-      for (int j = Dense ? i : i; j < (Dense ? D : i + 1); ++j) a[q++] += x[i] * x[j];
+      for (int j = i; j < (Dense ? D : i + 1); ++j) a[q++] += x[i] * x[j];
   }
 };
+
+// Whether kernel K's state holds ∇U at its position after every transition: a `chain_state`
+// (mala, hmc, the underdamped Langevin kernels' `phase_state`, per-chain step sizes' wrapper),
+// unless its integrator is a splitting that leaves the gradient stale (one whose first
+// non-O operator is a drift re-evaluates only U, integrator/splitting.hpp).
+template <class K>
+consteval bool state_gradient_is_current() {
+  using T = typename K::value_type;
+  using state = decltype(std::declval<K const&>().init(vec<T, K::dim>{}));
+  if constexpr (!std::derived_from<state, chain_state<T, K::dim>>)
+    return false;
+  else if constexpr (requires { K::integrator_type::reads_gradient_first(); })
+    return K::integrator_type::reads_gradient_first();
+  else
+    return true;
+}
 
 // ChEES, first pass: n, Σα, Σx (D), Σα x' (D).
 template <class T, int D>
@@ -151,10 +174,17 @@ struct warmup_state {
   static constexpr bool observes = adapts_step || adapts_trajectory;
   /// step_size(per_chain): one dual averaging per chain, on the chain's own acceptance probability.
   static constexpr bool adapts_chain_step = W::template has<per_chain_step_size_adapter>;
+  /// Gradients reduced beside the draws, for a diagonal metric from both (adapt/covariance.hpp),
+  /// where the kernel's state holds ∇U at its position (detail::state_gradient_is_current).
+  static constexpr bool reduces_gradients = adapts_diag && detail::state_gradient_is_current<Kernel>();
 
   dual_averaging da;
   std::vector<dual_averaging> chain_da;  ///< per chain, with step_size(per_chain)
   pooled_covariance<D, adapts_dense> cov;
+  pooled_covariance<D, false> grad_cov;  ///< the gradients', with reduces_gradients
+  /// diagonal_mass({.gradients}) where the kernel allows it (else Stan's estimate); checkpoints
+  /// save it and refuse a pipeline that asks for the other.
+  bool metric_from_gradients = false;
   chees_state chees;
   Kernel kernel;  ///< the kernel with the current metric (step size and T come from da and chees)
 
@@ -187,6 +217,7 @@ struct warmup_state {
       chain_da.assign(std::size_t(chains), da);
       detail::reassign(kernel, kernel.with_step_size(eps0));  // every chain's first ε
     }
+    if constexpr (reduces_gradients) metric_from_gradients = w.template get<diagonal_mass_adapter>().gradients;
     if constexpr (adapts_trajectory) {
       if (chains < 2) throw std::invalid_argument("ember::warmup: chees() needs at least 2 chains (it adapts from their ensemble)");
       chees.learning_rate = detail::checked_learning_rate(w.template get<chees_adapter>().learning_rate);
@@ -244,11 +275,23 @@ struct warmup_state {
     }
     if constexpr (adapts_metric) {
       if (windows.collects(t)) {
-        double s[decltype(cov)::sums] = {};
-        reduce(detail::moment_sums<T, D, adapts_dense>{v}, s);
+        using sums = detail::moment_sums<T, D, adapts_dense>;
+        double s[sums::size] = {};
+        reduce(sums{v, 0}, s);
         cov.add(s);
+        if constexpr (reduces_gradients) {
+          if (metric_from_gradients) {
+            double g[sums::size] = {};
+            reduce(sums{v, D + 1}, g);
+            grad_cov.add(g);
+          }
+        }
         if (windows.closes(t)) {
-          auto const metric = cov.template metric<T>();
+          auto const metric = [&] {
+            if constexpr (reduces_gradients)
+              if (metric_from_gradients) return diagonal_metric_from_gradients<T>(cov, grad_cov);
+            return cov.template metric<T>();
+          }();
           if constexpr (adapts_trajectory) {
             // T in the new metric's time: ChEES's criterion is dominated by the directions of
             // largest standardised variance, so T scales with their standard deviation rᵢ under
@@ -263,6 +306,7 @@ struct warmup_state {
           }
           detail::reassign(kernel, kernel.with_metric(metric));
           cov.reset();
+          grad_cov.reset();
           if constexpr (adapts_step) da.restart(da.current());
         }
       }

@@ -2,7 +2,7 @@
 /// \file
 /// `chees_hmc(U, {.warmup = 1000})`: the sampler to start with for a Bayesian posterior. HMC whose
 /// step size (dual averaging towards a harmonic-mean acceptance of 0.651 over chains), diagonal
-/// metric (Stan's windows, the draws of all chains pooled) and trajectory length (ChEES, Hoffman,
+/// metric (Stan's windows, the draws and gradients of all chains pooled) and trajectory length (ChEES, Hoffman,
 /// Radul & Sountsov 2021; kept within [ε, 1000ε]) are adapted over `warmup` transitions. It is
 /// `hmc(U, {...}) | warmup(n, step_size(), diagonal_mass(), chees())` with nothing left to choose
 /// but the warm-up's length; it returns that pipeline, so stages follow with `|`:

@@ -66,9 +66,13 @@ struct per_chain_step_size_adapter {
 struct per_chain_t {};
 inline constexpr per_chain_t per_chain{};
 
-/// A diagonal metric (inverse mass = the target's variances) estimated in Stan's growing windows
-/// from the draws of all chains pooled, regularised as Stan does.
-struct diagonal_mass_adapter {};
+/// A diagonal metric estimated in Stan's growing windows from all chains pooled, regularised as
+/// Stan does: by default from draws and gradients, σᵢ² = √(Var xᵢ / Var ∂ᵢU) (nutpie's; robust to
+/// chains still on their way in, adapt/covariance.hpp); `{.gradients = false}`: Stan's, the
+/// draws' variance σᵢ² = Var xᵢ.
+struct diagonal_mass_adapter {
+  bool gradients = true;
+};
 /// A dense metric (inverse mass = the target's covariance, D ≤ 64), likewise.
 struct dense_mass_adapter {};
 /// HMC's trajectory length by ChEES (Hoffman, Radul & Sountsov 2021): Adam (β₁ = 0, β₂ = 0.95)
@@ -96,7 +100,7 @@ inline double checked_learning_rate(double rate) {
 
 inline step_size_adapter step_size(step_size_adapter o = {}) { return {detail::checked_target(o.target)}; }
 inline per_chain_step_size_adapter step_size(per_chain_t, step_size_adapter o = {}) { return {detail::checked_target(o.target)}; }
-inline constexpr diagonal_mass_adapter diagonal_mass() { return {}; }
+inline constexpr diagonal_mass_adapter diagonal_mass(diagonal_mass_adapter o = {}) { return o; }
 inline constexpr dense_mass_adapter dense_mass() { return {}; }
 inline chees_adapter chees(chees_adapter o = {}) { return {detail::checked_learning_rate(o.learning_rate)}; }
 
