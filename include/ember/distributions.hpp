@@ -1,0 +1,245 @@
+#pragma once
+/// \file
+/// Log-densities with analytic derivatives in every argument (issue 28, first part), for the
+/// bodies of `custom_energy` lambdas and, later, models. Each family has two forms:
+///  - `normal_lpdf(x, mu, sigma)`: the log-density itself, normalised as SciPy's `logpdf` /
+///    `logpmf`, for any mix of constants (`double`, `float`), values of the lambda's scalar type
+///    (a float or double, a SIMD batch of chains) and dual numbers. With duals it evaluates the
+///    analytic partials once at the arguments' values and combines them with the arguments'
+///    tangents (one multiply-add per argument and partial), instead of carrying every partial
+///    through each log, exp and division;
+///  - `normal_lpdf_partials(x, mu, sigma)`: value and ∂/∂ of each argument as an
+///    `lpdf_partials<S, K>`, for plain values of one type S.
+/// Discrete families take their outcome as data (an arithmetic value, not differentiated):
+/// `bernoulli_logit_lpmf(y, eta)`, `binomial_logit_lpmf(k, n, eta)`, `poisson_log_lpmf(y, eta)`.
+/// Arguments are not checked (σ > 0 and the support are the caller's, as in Stan's unchecked
+/// `_lupdf`); outside them the value is whatever the formula gives, often NaN.
+///
+/// | family | density | partials |
+/// | --- | --- | --- |
+/// | `normal_lpdf(x, μ, σ)` | −z²/2 − log σ − ½ log 2π, z = (x − μ)/σ | ∂x = −z/σ, ∂μ = z/σ, ∂σ = (z² − 1)/σ |
+/// | `lognormal_lpdf(x, μ, σ)` | normal of log x − log x | ∂x = −(z/σ + 1)/x |
+/// | `cauchy_lpdf(x, μ, γ)` | −log π − log γ − log(1 + z²) | ∂x = −2z/(γ(1 + z²)), ∂γ = (z² − 1)/(γ(1 + z²)) |
+/// | `laplace_lpdf(x, μ, b)` | −log 2b − \|x − μ\|/b | ∂x = −sign(x − μ)/b, ∂b = (\|x − μ\|/b − 1)/b |
+/// | `logistic_lpdf(x, μ, s)` | −z − log s − 2 log(1 + e^{−z}) | ∂x = −tanh(z/2)/s, ∂s = (z tanh(z/2) − 1)/s |
+/// | `exponential_lpdf(x, λ)` | log λ − λx | ∂x = −λ, ∂λ = 1/λ − x |
+/// | `bernoulli_logit_lpmf(y, η)` | yη − log(1 + e^η) | ∂η = y − σ(η) |
+/// | `binomial_logit_lpmf(k, n, η)` | log C(n, k) + kη − n log(1 + e^η) | ∂η = k − n σ(η) |
+/// | `poisson_log_lpmf(y, η)` | yη − e^η − log y! | ∂η = y − e^η |
+/// (∂μ = −∂x for the location families.)
+
+#include <ember/core/config.hpp>
+#include <ember/core/dual.hpp>
+#include <ember/core/math.hpp>
+
+#include <cmath>
+#include <concepts>
+#include <type_traits>
+#include <utility>
+
+namespace ember {
+
+/// A log-density's value and its partial derivatives in its K arguments, in argument order.
+template <class S, int K>
+struct lpdf_partials {
+  S value;
+  S d[K];
+};
+
+namespace detail {
+
+// The type a log-density of these arguments returns: the dual among them if any (all duals must
+// be the same type), else the non-arithmetic one (a SIMD batch), else float if any argument is a
+// float (an energy computing in float, its constants written as double literals), else their
+// common type.
+template <class A, class... R>
+consteval auto lpdf_result_of() {
+  if constexpr (sizeof...(R) == 0) {
+    return std::type_identity<A>{};
+  } else {
+    using rest = typename decltype(lpdf_result_of<R...>())::type;
+    if constexpr (is_dual<A>)
+      return std::type_identity<A>{};
+    else if constexpr (is_dual<rest>)
+      return std::type_identity<rest>{};
+    else if constexpr (!std::is_arithmetic_v<A>)
+      return std::type_identity<A>{};
+    else if constexpr (!std::is_arithmetic_v<rest>)
+      return std::type_identity<rest>{};
+    else if constexpr (std::is_same_v<A, float> || std::is_same_v<rest, float>)
+      return std::type_identity<float>{};
+    else
+      return std::type_identity<std::common_type_t<A, rest>>{};
+  }
+}
+template <class... A>
+using lpdf_result_t = typename decltype(lpdf_result_of<std::remove_cvref_t<A>...>())::type;
+
+template <class R>
+struct plain_of {
+  using type = R;
+};
+template <class T, int N>
+struct plain_of<dual<T, N>> {
+  using type = T;
+};
+
+// An argument as the plain type P: a dual's value, a constant converted (through P's element
+// type, so a double constant meets a float batch), a plain value as it is.
+template <class P, class A>
+EMBER_HD EMBER_INLINE P to_plain(A const& a) {
+  if constexpr (is_dual<A>)
+    return a.val;
+  else if constexpr (std::is_arithmetic_v<A>)
+    return P(typename scalar_traits<P>::element_type(a));
+  else
+    return a;
+}
+
+// The log-density of R from the partials that `f` computes at the arguments' values: for a dual
+// R, value plus Σ_k ∂_k · (argument k's tangent).
+template <class R, class F, class... A, std::size_t... I>
+EMBER_HD EMBER_INLINE R lift(F const& f, std::index_sequence<I...>, A const&... a) {
+  using P = typename plain_of<R>::type;
+  auto const p = f(to_plain<P>(a)...);
+  if constexpr (!is_dual<R>) {
+    return p.value;
+  } else {
+    R r(p.value);
+    auto add = [&](auto const& arg, P const& partial) {
+      if constexpr (is_dual<std::remove_cvref_t<decltype(arg)>>)
+        for (int j = 0; j < R::partials; ++j) r.d[j] = fmadd(partial, arg.d[j], r.d[j]);
+    };
+    (add(a, p.d[I]), ...);
+    return r;
+  }
+}
+
+template <class F, class... A>
+EMBER_HD EMBER_INLINE auto lpdf(F const& f, A const&... a) {
+  return lift<lpdf_result_t<A...>>(f, std::index_sequence_for<A...>{}, a...);
+}
+
+inline constexpr double half_log_two_pi = 0.91893853320467274178;
+inline constexpr double log_pi = 1.14472988584940017414;
+inline constexpr double log_two = 0.69314718055994530942;
+
+// −1, 0 or 1 as the sign of r.
+template <class S>
+EMBER_HD EMBER_INLINE S sign(S const& r) {
+  return select(r > S(0), S(1), select(r < S(0), S(-1), S(0)));
+}
+
+// Data (an outcome or a count) as an element of S, checked to be a plain number.
+template <class S, class Y>
+EMBER_HD EMBER_INLINE S data(Y const& y) {
+  static_assert(std::is_arithmetic_v<Y>,
+                "ember: a discrete log-density's outcome is data (an int, float or double), not a parameter");
+  return S(typename scalar_traits<S>::element_type(y));
+}
+
+}  // namespace detail
+
+// --- continuous ---------------------------------------------------------------------------------
+
+template <class S>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 3> normal_lpdf_partials(S const& x, S const& mu, S const& sigma) {
+  S const inv = S(1) / sigma, z = (x - mu) * inv;
+  S const dx = -z * inv;
+  return {-S(0.5) * z * z - log(sigma) - S(detail::half_log_two_pi), {dx, -dx, (z * z - S(1)) * inv}};
+}
+template <class X, class M, class G>
+EMBER_HD EMBER_INLINE auto normal_lpdf(X const& x, M const& mu, G const& sigma) {
+  return detail::lpdf([](auto const&... a) { return normal_lpdf_partials(a...); }, x, mu, sigma);
+}
+
+template <class S>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 3> lognormal_lpdf_partials(S const& x, S const& mu, S const& sigma) {
+  S const lx = log(x), inv = S(1) / sigma, z = (lx - mu) * inv;
+  return {-S(0.5) * z * z - log(sigma) - lx - S(detail::half_log_two_pi),
+          {-(z * inv + S(1)) / x, z * inv, (z * z - S(1)) * inv}};
+}
+template <class X, class M, class G>
+EMBER_HD EMBER_INLINE auto lognormal_lpdf(X const& x, M const& mu, G const& sigma) {
+  return detail::lpdf([](auto const&... a) { return lognormal_lpdf_partials(a...); }, x, mu, sigma);
+}
+
+template <class S>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 3> cauchy_lpdf_partials(S const& x, S const& mu, S const& gamma) {
+  S const inv = S(1) / gamma, z = (x - mu) * inv, q = S(1) + z * z, iq = S(1) / q;
+  S const dx = -S(2) * z * inv * iq;
+  return {-S(detail::log_pi) - log(gamma) - log1p(z * z), {dx, -dx, (z * z - S(1)) * inv * iq}};
+}
+template <class X, class M, class G>
+EMBER_HD EMBER_INLINE auto cauchy_lpdf(X const& x, M const& mu, G const& gamma) {
+  return detail::lpdf([](auto const&... a) { return cauchy_lpdf_partials(a...); }, x, mu, gamma);
+}
+
+template <class S>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 3> laplace_lpdf_partials(S const& x, S const& mu, S const& b) {
+  S const inv = S(1) / b, r = x - mu, a = abs(r) * inv;
+  S const dx = -detail::sign(r) * inv;
+  return {-S(detail::log_two) - log(b) - a, {dx, -dx, (a - S(1)) * inv}};
+}
+template <class X, class M, class B>
+EMBER_HD EMBER_INLINE auto laplace_lpdf(X const& x, M const& mu, B const& b) {
+  return detail::lpdf([](auto const&... a) { return laplace_lpdf_partials(a...); }, x, mu, b);
+}
+
+template <class S>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 3> logistic_lpdf_partials(S const& x, S const& mu, S const& s) {
+  S const inv = S(1) / s, z = (x - mu) * inv, t = tanh(S(0.5) * z);
+  S const dx = -t * inv;
+  return {-z - log(s) - S(2) * softplus(-z), {dx, -dx, (z * t - S(1)) * inv}};
+}
+template <class X, class M, class G>
+EMBER_HD EMBER_INLINE auto logistic_lpdf(X const& x, M const& mu, G const& s) {
+  return detail::lpdf([](auto const&... a) { return logistic_lpdf_partials(a...); }, x, mu, s);
+}
+
+template <class S>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 2> exponential_lpdf_partials(S const& x, S const& lambda) {
+  return {log(lambda) - lambda * x, {-lambda, S(1) / lambda - x}};
+}
+template <class X, class L>
+EMBER_HD EMBER_INLINE auto exponential_lpdf(X const& x, L const& lambda) {
+  return detail::lpdf([](auto const&... a) { return exponential_lpdf_partials(a...); }, x, lambda);
+}
+
+// --- discrete, with a logit or log link (the outcome is data) -----------------------------------
+
+template <class S, class Y>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 1> bernoulli_logit_lpmf_partials(Y const& y, S const& eta) {
+  S const yy = detail::data<S>(y);
+  return {yy * eta - softplus(eta), {yy - sigmoid(eta)}};
+}
+template <class Y, class E>
+EMBER_HD EMBER_INLINE auto bernoulli_logit_lpmf(Y const& y, E const& eta) {
+  return detail::lpdf([&y](auto const& e) { return bernoulli_logit_lpmf_partials(y, e); }, eta);
+}
+
+template <class S, class K, class N>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 1> binomial_logit_lpmf_partials(K const& k, N const& n, S const& eta) {
+  using T = typename scalar_traits<S>::element_type;
+  double const kk = double(k), nn = double(n);
+  T const log_choose = T(::lgamma(nn + 1) - ::lgamma(kk + 1) - ::lgamma(nn - kk + 1));
+  S const ks = detail::data<S>(k), ns = detail::data<S>(n);
+  return {S(log_choose) + ks * eta - ns * softplus(eta), {ks - ns * sigmoid(eta)}};
+}
+template <class K, class N, class E>
+EMBER_HD EMBER_INLINE auto binomial_logit_lpmf(K const& k, N const& n, E const& eta) {
+  return detail::lpdf([&k, &n](auto const& e) { return binomial_logit_lpmf_partials(k, n, e); }, eta);
+}
+
+template <class S, class Y>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 1> poisson_log_lpmf_partials(Y const& y, S const& eta) {
+  using T = typename scalar_traits<S>::element_type;
+  S const yy = detail::data<S>(y), rate = exp(eta);
+  return {yy * eta - rate - S(T(::lgamma(double(y) + 1))), {yy - rate}};
+}
+template <class Y, class E>
+EMBER_HD EMBER_INLINE auto poisson_log_lpmf(Y const& y, E const& eta) {
+  return detail::lpdf([&y](auto const& e) { return poisson_log_lpmf_partials(y, e); }, eta);
+}
+
+}  // namespace ember

@@ -1,0 +1,32 @@
+// Prints each log-density of ember/distributions.hpp at a grid of points, one JSON line each
+// ({"f": name, "args": [...], "value": v}), for scipy_compare.py.
+#include <ember/distributions.hpp>
+
+#include <cstdio>
+
+namespace {
+void line(char const* f, double a, double b, double c, double v) {
+  std::printf("{\"f\": \"%s\", \"args\": [%.17g, %.17g, %.17g], \"value\": %.17g}\n", f, a, b, c, v);
+}
+}  // namespace
+
+int main() {
+  double const xs[] = {-3.5, -0.7, 0.05, 0.6, 2.2, 9.0}, locs[] = {-1.3, 0.0, 0.4}, scales[] = {0.3, 1.0, 2.7};
+  for (double x : xs)
+    for (double m : locs)
+      for (double s : scales) {
+        line("normal", x, m, s, ember::normal_lpdf(x, m, s));
+        line("cauchy", x, m, s, ember::cauchy_lpdf(x, m, s));
+        line("laplace", x, m, s, ember::laplace_lpdf(x, m, s));
+        line("logistic", x, m, s, ember::logistic_lpdf(x, m, s));
+        if (x > 0) line("lognormal", x, m, s, ember::lognormal_lpdf(x, m, s));
+      }
+  for (double x : xs)
+    for (double l : {0.2, 1.0, 3.5})
+      if (x >= 0) line("exponential", x, l, 0, ember::exponential_lpdf(x, l));
+  for (double eta : {-4.0, -0.8, 0.0, 0.3, 2.5}) {
+    for (int y : {0, 1}) line("bernoulli_logit", y, eta, 0, ember::bernoulli_logit_lpmf(y, eta));
+    for (int y : {0, 1, 3, 12}) line("poisson_log", y, eta, 0, ember::poisson_log_lpmf(y, eta));
+    for (int k : {0, 2, 7}) line("binomial_logit", k, 7, eta, ember::binomial_logit_lpmf(k, 7, eta));
+  }
+}

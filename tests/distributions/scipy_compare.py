@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""ember's log-densities (tests/distributions/dump.cpp's lines) against scipy.stats.
+
+    python tests/distributions/scipy_compare.py DUMP_EXECUTABLE
+
+Exit 77 (ctest's skip) without numpy and scipy. Both sides compute in double from closed forms;
+the tolerance, 1e-12 relative (1e-12 absolute near 0), allows a few roundings of each.
+"""
+import json
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    from scipy import stats
+    from scipy.special import expit
+except ImportError:
+    print("no numpy/scipy: skipped")
+    sys.exit(77)
+
+REFERENCE = {
+    "normal": lambda x, m, s: stats.norm.logpdf(x, loc=m, scale=s),
+    "lognormal": lambda x, m, s: stats.lognorm.logpdf(x, s, scale=np.exp(m)),
+    "cauchy": lambda x, m, s: stats.cauchy.logpdf(x, loc=m, scale=s),
+    "laplace": lambda x, m, s: stats.laplace.logpdf(x, loc=m, scale=s),
+    "logistic": lambda x, m, s: stats.logistic.logpdf(x, loc=m, scale=s),
+    "exponential": lambda x, lam, _: stats.expon.logpdf(x, scale=1 / lam),
+    "bernoulli_logit": lambda y, eta, _: stats.bernoulli.logpmf(int(y), expit(eta)),
+    "poisson_log": lambda y, eta, _: stats.poisson.logpmf(int(y), np.exp(eta)),
+    "binomial_logit": lambda k, n, eta: stats.binom.logpmf(int(k), int(n), expit(eta)),
+}
+
+out = subprocess.run([sys.argv[1]], check=True, capture_output=True, text=True).stdout
+worst, count, seen = 0.0, 0, set()
+for line in out.splitlines():
+    r = json.loads(line)
+    want = float(REFERENCE[r["f"]](*r["args"]))
+    got = r["value"]
+    err = abs(got - want) / max(abs(want), 1.0)
+    seen.add(r["f"])
+    count += 1
+    if not err <= 1e-12:
+        print(f"{r['f']}{tuple(r['args'])}: ember {got!r}, scipy {want!r}, relative error {err:.3g}")
+        sys.exit(1)
+    worst = max(worst, err)
+missing = set(REFERENCE) - seen
+if missing:
+    print(f"no values for {sorted(missing)}")
+    sys.exit(1)
+print(f"{count} values of {len(seen)} families agree with scipy.stats; worst relative error {worst:.3g}")
