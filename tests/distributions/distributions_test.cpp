@@ -27,12 +27,18 @@ struct family {
 std::vector<family<3>> three() {
   std::vector<std::array<double, 3>> pts = {{0.3, 0.1, 1.2}, {-2.5, 0.7, 0.4}, {4.0, -1.0, 2.5}, {0.05, 0.05, 0.9}};
   std::vector<std::array<double, 3>> pos = {{0.3, 0.1, 1.2}, {2.5, 0.7, 0.4}, {4.0, -1.0, 2.5}, {0.05, 0.2, 0.9}};
+  std::vector<std::array<double, 3>> all_pos = {{0.3, 0.6, 1.2}, {2.5, 3.7, 0.4}, {4.0, 1.5, 2.5}, {0.05, 0.2, 0.9}};
   return {
       {"normal", [](auto const& a) { return ember::normal_lpdf_partials(a[0], a[1], a[2]); }, pts},
       {"lognormal", [](auto const& a) { return ember::lognormal_lpdf_partials(a[0], a[1], a[2]); }, pos},
       {"cauchy", [](auto const& a) { return ember::cauchy_lpdf_partials(a[0], a[1], a[2]); }, pts},
       {"laplace", [](auto const& a) { return ember::laplace_lpdf_partials(a[0], a[1], a[2]); }, pts},
       {"logistic", [](auto const& a) { return ember::logistic_lpdf_partials(a[0], a[1], a[2]); }, pts},
+      {"gamma", [](auto const& a) { return ember::gamma_lpdf_partials(a[0], a[1], a[2]); }, all_pos},
+      {"inv_gamma", [](auto const& a) { return ember::inv_gamma_lpdf_partials(a[0], a[1], a[2]); }, all_pos},
+      {"weibull", [](auto const& a) { return ember::weibull_lpdf_partials(a[0], a[1], a[2]); }, all_pos},
+      {"beta", [](auto const& a) { return ember::beta_lpdf_partials(a[0], a[1], a[2]); },
+       {{0.3, 1.2, 2.5}, {0.8, 0.7, 0.4}, {0.05, 3.0, 12.0}}},
   };
 }
 
@@ -62,6 +68,12 @@ TEST_CASE("analytic partials match central differences", "[distributions]") {
   for (auto const& f : three()) check_against_differences(f);
   check_against_differences(family<2>{"exponential", [](auto const& a) { return ember::exponential_lpdf_partials(a[0], a[1]); },
                                       {{{0.3, 1.5}}, {{2.0, 0.4}}, {{0.0, 3.0}}}});
+  check_against_differences(family<4>{"student_t", [](auto const& a) { return ember::student_t_lpdf_partials(a[0], a[1], a[2], a[3]); },
+                                      {{{0.3, 3.0, 0.1, 1.2}}, {{-2.5, 0.7, 0.7, 0.4}}, {{4.0, 25.0, -1.0, 2.5}}}});
+  for (int y : {0, 5}) {
+    check_against_differences(family<2>{"neg_binomial_2_log", [y](auto const& a) { return ember::neg_binomial_2_log_lpmf_partials(y, a[0], a[1]); },
+                                        {{{-1.0, 0.5}}, {{0.5, 3.0}}, {{2.0, 40.0}}}});
+  }
   for (int y : {0, 1}) {
     check_against_differences(family<1>{"bernoulli_logit", [y](auto const& a) { return ember::bernoulli_logit_lpmf_partials(y, a[0]); },
                                         {{{-2.0}}, {{0.3}}, {{4.0}}}});
@@ -69,6 +81,24 @@ TEST_CASE("analytic partials match central differences", "[distributions]") {
                                         {{{-1.0}}, {{0.5}}, {{2.0}}}});
     check_against_differences(family<1>{"binomial_logit", [y](auto const& a) { return ember::binomial_logit_lpmf_partials(4 * y + 1, 7, a[0]); },
                                         {{{-1.5}}, {{0.2}}, {{3.0}}}});
+  }
+}
+
+TEST_CASE("log_gamma and digamma: recurrences, known values, and one the derivative of the other", "[distributions]") {
+  // Γ(1) = Γ(2) = 1, Γ(1/2) = √π, ψ(1) = −γ; log Γ(x + 1) = log Γ(x) + log x, ψ(x + 1) = ψ(x) + 1/x,
+  // across the shift to x ≥ 10; ψ against central differences of log Γ.
+  CHECK(std::abs(ember::log_gamma(1.0)) < 1e-13);
+  CHECK(std::abs(ember::log_gamma(2.0)) < 1e-13);
+  CHECK(std::abs(ember::log_gamma(0.5) - 0.5 * std::log(M_PI)) < 1e-13);
+  CHECK(std::abs(ember::digamma(1.0) + 0.57721566490153286) < 1e-13);
+  for (double x : {0.01, 0.3, 1.7, 6.2, 9.5, 9.99, 10.0, 42.0, 1e4}) {
+    INFO("x = " << x);
+    CHECK(std::abs(ember::log_gamma(x + 1) - ember::log_gamma(x) - std::log(x)) <= 1e-13 * (1 + std::abs(ember::log_gamma(x))));
+    CHECK(std::abs(ember::digamma(x + 1) - ember::digamma(x) - 1 / x) <= 1e-13 * (1 + 1 / x));
+    CHECK(std::abs(ember::log_gamma(x) - std::lgamma(x)) <= 1e-13 * (1 + std::abs(std::lgamma(x))));
+    double const h = 1e-5 * x;
+    double const fd = (ember::log_gamma(x + h) - ember::log_gamma(x - h)) / (2 * h);
+    CHECK(std::abs(ember::digamma(x) - fd) <= 1e-6 * (1 + std::abs(fd)));
   }
 }
 
@@ -125,6 +155,19 @@ TEST_CASE("each SIMD lane is its own evaluation", "[distributions]") {
                        ember::laplace_lpdf(xs[i], 0.1, 2.0) + ember::bernoulli_logit_lpmf(1, xs[i]);
     INFO("lane " << i);
     CHECK(out[i] == Approx(one).epsilon(1e-13));
+  }
+  // log Γ and ψ shift each lane by its own count of steps (lanes below and above 10).
+  alignas(64) double ys[W], lg[W], dg[W];
+  for (int i = 0; i < W; ++i) ys[i] = 0.3 + 2.9 * i;
+  ember::log_gamma(B::load_aligned(ys)).store_aligned(lg);
+  ember::digamma(B::load_aligned(ys)).store_aligned(dg);
+  auto const t = ember::student_t_lpdf(B::load_aligned(xs), B::load_aligned(ys), 0.2, 1.1);
+  t.store_aligned(out);
+  for (int i = 0; i < W; ++i) {
+    INFO("lane " << i << ", x = " << ys[i]);
+    CHECK(lg[i] == Approx(ember::log_gamma(ys[i])).epsilon(1e-13));
+    CHECK(dg[i] == Approx(ember::digamma(ys[i])).epsilon(1e-13));
+    CHECK(out[i] == Approx(ember::student_t_lpdf(xs[i], ys[i], 0.2, 1.1)).epsilon(1e-13));
   }
 }
 

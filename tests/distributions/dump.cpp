@@ -8,6 +8,9 @@ namespace {
 void line(char const* f, double a, double b, double c, double v) {
   std::printf("{\"f\": \"%s\", \"args\": [%.17g, %.17g, %.17g], \"value\": %.17g}\n", f, a, b, c, v);
 }
+void line4(char const* f, double a, double b, double c, double d, double v) {
+  std::printf("{\"f\": \"%s\", \"args\": [%.17g, %.17g, %.17g, %.17g], \"value\": %.17g}\n", f, a, b, c, d, v);
+}
 }  // namespace
 
 int main() {
@@ -20,7 +23,22 @@ int main() {
         line("laplace", x, m, s, ember::laplace_lpdf(x, m, s));
         line("logistic", x, m, s, ember::logistic_lpdf(x, m, s));
         if (x > 0) line("lognormal", x, m, s, ember::lognormal_lpdf(x, m, s));
+        for (double nu : {0.8, 4.0, 30.0}) line4("student_t", x, nu, m, s, ember::student_t_lpdf(x, nu, m, s));
       }
+  for (double x : {0.02, 0.4, 1.3, 5.0, 20.0})
+    for (double a : {0.5, 2.0, 7.5})
+      for (double b : {0.3, 1.0, 4.0}) {
+        line("gamma", x, a, b, ember::gamma_lpdf(x, a, b));
+        line("inv_gamma", x, a, b, ember::inv_gamma_lpdf(x, a, b));
+        line("weibull", x, a, b, ember::weibull_lpdf(x, a, b));
+      }
+  for (double x : {0.01, 0.3, 0.5, 0.92})
+    for (double a : {0.5, 2.0, 7.5})
+      for (double b : {0.3, 1.0, 4.0}) line("beta", x, a, b, ember::beta_lpdf(x, a, b));
+  for (double x : {1e-3, 0.2, 0.5, 1.0, 3.3, 9.9, 10.0, 17.5, 250.0}) {
+    line("log_gamma", x, 0, 0, ember::log_gamma(x));
+    line("digamma", x, 0, 0, ember::digamma(x));
+  }
   for (double x : xs)
     for (double l : {0.2, 1.0, 3.5})
       if (x >= 0) line("exponential", x, l, 0, ember::exponential_lpdf(x, l));
@@ -28,5 +46,7 @@ int main() {
     for (int y : {0, 1}) line("bernoulli_logit", y, eta, 0, ember::bernoulli_logit_lpmf(y, eta));
     for (int y : {0, 1, 3, 12}) line("poisson_log", y, eta, 0, ember::poisson_log_lpmf(y, eta));
     for (int k : {0, 2, 7}) line("binomial_logit", k, 7, eta, ember::binomial_logit_lpmf(k, 7, eta));
+    for (int y : {0, 1, 6, 30})
+      for (double phi : {0.4, 2.0, 50.0}) line("neg_binomial_2_log", y, eta, phi, ember::neg_binomial_2_log_lpmf(y, eta, phi));
   }
 }

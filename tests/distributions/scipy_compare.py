@@ -13,6 +13,7 @@ import sys
 try:
     import numpy as np
     from scipy import stats
+    from scipy import special
     from scipy.special import expit
 except ImportError:
     print("no numpy/scipy: skipped")
@@ -28,6 +29,14 @@ REFERENCE = {
     "bernoulli_logit": lambda y, eta, _: stats.bernoulli.logpmf(int(y), expit(eta)),
     "poisson_log": lambda y, eta, _: stats.poisson.logpmf(int(y), np.exp(eta)),
     "binomial_logit": lambda k, n, eta: stats.binom.logpmf(int(k), int(n), expit(eta)),
+    "student_t": lambda x, nu, m, s: stats.t.logpdf(x, nu, loc=m, scale=s),
+    "gamma": lambda x, a, b: stats.gamma.logpdf(x, a, scale=1 / b),
+    "inv_gamma": lambda x, a, b: stats.invgamma.logpdf(x, a, scale=b),
+    "weibull": lambda x, k, lam: stats.weibull_min.logpdf(x, k, scale=lam),
+    "beta": lambda x, a, b: stats.beta.logpdf(x, a, b),
+    "neg_binomial_2_log": lambda y, eta, phi: stats.nbinom.logpmf(int(y), phi, phi / (np.exp(eta) + phi)),
+    "log_gamma": lambda x, _a, _b: special.gammaln(x),
+    "digamma": lambda x, _a, _b: special.digamma(x),
 }
 
 out = subprocess.run([sys.argv[1]], check=True, capture_output=True, text=True).stdout
