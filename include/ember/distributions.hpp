@@ -14,7 +14,12 @@
 /// Discrete families take their outcome as data (an arithmetic value, not differentiated):
 /// `bernoulli_logit_lpmf(y, eta)`, `binomial_logit_lpmf(k, n, eta)`, `poisson_log_lpmf(y, eta)`.
 /// Arguments are not checked (σ > 0 and the support are the caller's, as in Stan's unchecked
-/// `_lupdf`); outside them the value is whatever the formula gives, often NaN.
+/// `_lupdf`); outside them the value is whatever the formula gives, often NaN, and so is the
+/// edge of a support where the density is finite (gamma with α = 1 at x = 0: 0 · log 0). Dual
+/// arguments must be one dual type. A float argument makes the result float (an energy in float
+/// whose constants are double literals). Known limits: the differences of log Γ and ψ in
+/// student_t's ν and neg_binomial_2_log's φ cancel for large ν or φ, so in float ∂ν is off by
+/// tens of per cent from ν ≈ 10³ (in double from ν ≈ 10⁷); compute such models in double.
 ///
 /// | family | density | partials |
 /// | --- | --- | --- |
@@ -140,6 +145,8 @@ EMBER_HD EMBER_INLINE P to_plain(A const& a) {
 // R, value plus Σ_k ∂_k · (argument k's tangent).
 template <class R, class F, class... A, std::size_t... I>
 EMBER_HD EMBER_INLINE R lift(F const& f, std::index_sequence<I...>, A const&... a) {
+  static_assert(((!is_dual<A> || std::is_same_v<A, R>) && ...),
+                "ember: a log-density's dual arguments must all be the same dual type (one custom energy's)");
   using P = typename plain_of<R>::type;
   auto const p = f(to_plain<P>(a)...);
   if constexpr (!is_dual<R>) {
@@ -331,7 +338,7 @@ template <class S, class K, class N>
 EMBER_HD EMBER_INLINE lpdf_partials<S, 1> binomial_logit_lpmf_partials(K const& k, N const& n, S const& eta) {
   using T = typename scalar_traits<S>::element_type;
   double const kk = double(k), nn = double(n);
-  T const log_choose = T(::lgamma(nn + 1) - ::lgamma(kk + 1) - ::lgamma(nn - kk + 1));
+  T const log_choose = T(log_gamma(nn + 1) - log_gamma(kk + 1) - log_gamma(nn - kk + 1));  // lgamma writes signgam: a race
   S const ks = detail::data<S>(k), ns = detail::data<S>(n);
   auto const f = detail::softplus_and_sigmoid(eta);
   return {S(log_choose) + ks * eta - ns * f.softplus, {ks - ns * f.sigmoid}};
@@ -345,7 +352,7 @@ template <class S, class Y>
 EMBER_HD EMBER_INLINE lpdf_partials<S, 1> poisson_log_lpmf_partials(Y const& y, S const& eta) {
   using T = typename scalar_traits<S>::element_type;
   S const yy = detail::data<S>(y), rate = exp(eta);
-  return {yy * eta - rate - S(T(::lgamma(double(y) + 1))), {yy - rate}};
+  return {yy * eta - rate - S(T(log_gamma(double(y) + 1))), {yy - rate}};
 }
 template <class Y, class E>
 EMBER_HD EMBER_INLINE auto poisson_log_lpmf(Y const& y, E const& eta) {
@@ -354,9 +361,11 @@ EMBER_HD EMBER_INLINE auto poisson_log_lpmf(Y const& y, E const& eta) {
 
 template <class S, class Y>
 EMBER_HD EMBER_INLINE lpdf_partials<S, 2> neg_binomial_2_log_lpmf_partials(Y const& y, S const& eta, S const& phi) {
-  S const yy = detail::data<S>(y), mean = exp(eta), lmp = log(mean + phi), r = S(1) / (mean + phi);
-  S const value = yy * eta + phi * log(phi) - (yy + phi) * lmp + log_gamma(yy + phi) - log_gamma(phi) - log_gamma(yy + S(1));
-  return {value, {yy - (yy + phi) * mean * r, log(phi) + S(1) - lmp - (yy + phi) * r + digamma(yy + phi) - digamma(phi)}};
+  // log(μ + φ) = η + log(1 + φ/μ) and μ/(μ + φ) = σ(η − log φ): no e^η that overflows for large η.
+  S const yy = detail::data<S>(y), lphi = log(phi), lmp = eta + softplus(lphi - eta);
+  S const share = sigmoid(eta - lphi), r = exp(-lmp);  // μ/(μ + φ), 1/(μ + φ)
+  S const value = yy * eta + phi * lphi - (yy + phi) * lmp + log_gamma(yy + phi) - log_gamma(phi) - log_gamma(yy + S(1));
+  return {value, {yy - (yy + phi) * share, lphi + S(1) - lmp - (yy + phi) * r + digamma(yy + phi) - digamma(phi)}};
 }
 template <class Y, class E, class F>
 EMBER_HD EMBER_INLINE auto neg_binomial_2_log_lpmf(Y const& y, E const& eta, F const& phi) {
