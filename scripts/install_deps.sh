@@ -14,8 +14,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
 # NumPy, SciPy and ArviZ from PyPI for the tests that compare with them (io_numpy_test,
-# diagnostics_arviz_compare): a virtual environment in tools/.venv, which tests/CMakeLists.txt
-# finds at configure time.
+# diagnostics_arviz_compare, distributions_scipy, posteriordb_python): a virtual environment in
+# tools/.venv, which tests/CMakeLists.txt finds at configure time.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz" >/dev/null 2>&1; then
   python3 -m venv "$root/tools/.venv"
