@@ -78,6 +78,13 @@ TEST_CASE("every built-in kernel round-trips through a checkpoint", "[run][check
     check_round_trip(p, p, 12, 60);
     check_round_trip(p, p, 35, 60);
   }
+  SECTION("chees_hmc, saved between warm-up's looks") {
+    // Warm-up 200 looks for stuck and high-energy chains after transitions 75, 100 and 150 (the
+    // energy test at 150 only, from the second window's end): saved at 120, the energies of the
+    // look at 100 and the window's draws and gradients must come back for the same bits.
+    auto p = ember::chees_hmc(U, {.warmup = 200}) | ember::record();
+    check_round_trip(p, p, 120, 260);
+  }
   SECTION("hmc, adapted") {
     auto p = ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(40) | ember::record();
     check_round_trip(p, p, 17, 60);
