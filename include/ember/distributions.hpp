@@ -59,6 +59,12 @@ struct lpdf_partials {
   S d[K];
 };
 
+namespace detail {
+inline constexpr double half_log_two_pi = 0.91893853320467274178;  // ½ log 2π
+inline constexpr double log_pi = 1.14472988584940017414;
+inline constexpr double log_two = 0.69314718055994530942;
+}  // namespace detail
+
 /// log Γ(x) for x > 0, on plain values (float, double, SIMD batches): shifted to x ≥ 10 by the
 /// recurrence Γ(x + 1) = xΓ(x) (masked, so lanes differ freely), then Stirling's series to x⁻⁹;
 /// in double, within a few 10⁻¹⁴ of SciPy's gammaln (tests/distributions).
@@ -72,7 +78,7 @@ EMBER_HD EMBER_INLINE S log_gamma(S x) {
   }
   S const inv = S(1) / x, inv2 = inv * inv;
   S const series = inv * (S(1.0 / 12) - inv2 * (S(1.0 / 360) - inv2 * (S(1.0 / 1260) - inv2 * (S(1.0 / 1680) - inv2 * S(1.0 / 1188)))));
-  return (x - S(0.5)) * log(x) - x + S(0.91893853320467274178) + series - log(prod);
+  return (x - S(0.5)) * log(x) - x + S(detail::half_log_two_pi) + series - log(prod);
 }
 
 /// ψ(x) = d log Γ(x)/dx for x > 0, on plain values: shifted to x ≥ 10 by ψ(x) = ψ(x + 1) − 1/x,
@@ -167,9 +173,6 @@ EMBER_HD EMBER_INLINE auto lpdf(F const& f, A const&... a) {
   return lift<lpdf_result_t<A...>>(f, std::index_sequence_for<A...>{}, a...);
 }
 
-inline constexpr double half_log_two_pi = 0.91893853320467274178;
-inline constexpr double log_pi = 1.14472988584940017414;
-inline constexpr double log_two = 0.69314718055994530942;
 
 // −1, 0 or 1 as the sign of r.
 template <class S>
