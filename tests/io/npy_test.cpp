@@ -31,8 +31,7 @@ TEST_CASE("npy headers: magic, version, 64-byte alignment and the dict NumPy wri
 }
 
 TEST_CASE("npy files read back with ember's reader, any shape and type", "[io][npy]") {
-  auto dir = std::filesystem::temp_directory_path() / "ember_npy_test";
-  std::filesystem::create_directories(dir);
+  ember_test::scratch_dir const dir("ember_npy_test");
   std::vector<double> d(2 * 3 * 4);
   for (std::size_t i = 0; i < d.size(); ++i) d[i] = 0.1 * double(i) - 1;
   ember::write_npy((dir / "d.npy").string(), d.data(), std::array<std::size_t, 3>{2, 3, 4});
@@ -53,8 +52,7 @@ TEST_CASE("npy files read back with ember's reader, any shape and type", "[io][n
 
 TEST_CASE("numpy.load reads ember's .npy files, and ember reads numpy.save's", "[io][npy][numpy]") {
   if (!ember_test::numpy_available()) return;
-  auto dir = std::filesystem::temp_directory_path() / "ember_npy_numpy";
-  std::filesystem::create_directories(dir);
+  ember_test::scratch_dir const dir("ember_npy_numpy");
   std::vector<float> f(3 * 5);
   for (std::size_t k = 0; k < f.size(); ++k) f[k] = float(k) * 0.25f - 1.f;
   ember::write_npy((dir / "f.npy").string(), f.data(), std::array<std::size_t, 2>{3, 5});
@@ -151,7 +149,8 @@ TEST_CASE("parse_npy refuses wrapped counts, negative dimensions, unknown versio
   ember::npy_array bad{"<f8", {4}, std::vector<char>(8)};
   CHECK_THROWS_WITH(bad.as<double>(), Catch::StartsWith("ember::npy_array::as: the array holds 8 bytes"));
   // read_npy names the file.
-  auto path = (std::filesystem::temp_directory_path() / "ember_npy_bad.npy").string();
+  ember_test::scratch_dir const dir("ember_npy_bad");
+  auto const path = (dir / "bad.npy").string();
   {
     std::ofstream f(path, std::ios::binary);
     auto b = npy_image(dict("<f8", "(-3,)"));

@@ -51,8 +51,7 @@ void write_sample(std::string const& path, bool zip64) {
 }  // namespace
 
 TEST_CASE("npz archives read back with ember's reader, with and without zip64", "[io][npz]") {
-  auto dir = std::filesystem::temp_directory_path() / "ember_npz_test";
-  std::filesystem::create_directories(dir);
+  ember_test::scratch_dir const dir("ember_npz_test");
   for (bool zip64 : {false, true}) {
     auto path = (dir / (zip64 ? "z64.npz" : "z.npz")).string();
     write_sample(path, zip64);
@@ -84,8 +83,7 @@ TEST_CASE("npz archives read back with ember's reader, with and without zip64", 
 
 TEST_CASE("numpy.load reads ember's npz archives, zip64 included", "[io][npz][numpy]") {
   if (!ember_test::numpy_available()) return;
-  auto dir = std::filesystem::temp_directory_path() / "ember_npz_numpy";
-  std::filesystem::create_directories(dir);
+  ember_test::scratch_dir const dir("ember_npz_numpy");
   write_sample((dir / "z.npz").string(), false);
   write_sample((dir / "z64.npz").string(), true);
   std::string script = "import numpy as np, sys, zipfile\n"
@@ -111,7 +109,8 @@ void put_le(std::string& b, std::size_t at, std::uint64_t v, int bytes) {
 }
 // read_npz's message for `bytes` as a file; fails the test if it does not throw std::runtime_error.
 std::string npz_refusal(std::string const& bytes) {
-  auto path = (std::filesystem::temp_directory_path() / "ember_npz_bad.npz").string();
+  ember_test::scratch_dir const dir("ember_npz_refusal");
+  auto const path = (dir / "ember_npz_bad.npz").string();
   {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f.write(bytes.data(), std::streamsize(bytes.size()));
@@ -127,8 +126,7 @@ std::string npz_refusal(std::string const& bytes) {
 }  // namespace
 
 TEST_CASE("read_npz refuses malformed archives with one sentence and reads nothing outside the file", "[io][npz]") {
-  auto dir = std::filesystem::temp_directory_path() / "ember_npz_bad";
-  std::filesystem::create_directories(dir);
+  ember_test::scratch_dir const dir("ember_npz_good");
   auto const good = (dir / "good.npz").string();
   {
     ember::npz_writer z(good, true);  // zip64 extra fields in both headers
@@ -224,8 +222,7 @@ TEST_CASE("read_npz refuses malformed archives with one sentence and reads nothi
 
 TEST_CASE("ember reads numpy.savez's archives (zip64 local headers)", "[io][npz][numpy]") {
   if (!ember_test::numpy_available()) return;
-  auto dir = std::filesystem::temp_directory_path() / "ember_npz_savez";
-  std::filesystem::create_directories(dir);
+  ember_test::scratch_dir const dir("ember_npz_savez");
   std::string script = "import numpy as np, sys\n"
                        "d = sys.argv[0].rsplit('/', 1)[0]\n"
                        "np.savez(d + '/s.npz', a=np.arange(6.0).reshape(2, 3) / 4, b=np.array([True, False]),\n"

@@ -27,7 +27,8 @@ auto run() {
 TEST_CASE("save_npz writes draws as (chain, draw, dim) and everything else the result knows", "[io][save_npz]") {
   auto r = run();
   REQUIRE(r.divergent_chains() > 0);  // the case the flags are for
-  auto path = (std::filesystem::temp_directory_path() / "ember_save_npz.npz").string();
+  ember_test::scratch_dir const dir("ember_save_npz");
+  auto const path = (dir / "run.npz").string();
   std::vector<double> per_chain(std::size_t(r.chains()));
   for (std::size_t c = 0; c < per_chain.size(); ++c) per_chain[c] = 0.5 + 0.01 * double(c);
   ember::save_npz(r, path, {.target_acceptance = 0.6, .chain_acceptance = per_chain});
@@ -68,8 +69,7 @@ TEST_CASE("save_npz writes draws as (chain, draw, dim) and everything else the r
 TEST_CASE("numpy.load reads save_npz's archive with the same values", "[io][save_npz][numpy]") {
   if (!ember_test::numpy_available()) return;
   auto r = run();
-  auto dir = std::filesystem::temp_directory_path() / "ember_save_npz_numpy";
-  std::filesystem::create_directories(dir);
+  ember_test::scratch_dir const dir("ember_save_npz_numpy");
   ember::save_npz(r, (dir / "run.npz").string());
   // NumPy re-saves what it read, array by array, with its own writer; ember compares those with
   // the result, so both NumPy's reading and ember's layout are checked.
