@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Instructions per 16-chain step of P1, by part, from two bench/stepcount.c runs (see
-docs/performance.md, "Third pass"): the per-address counts of a run of N2 steps minus one of N1,
+docs/performance.md, "How it is measured"; bench/results/2026-11-23-p1-hot-path-passes.md, "Third pass"): the per-address counts of a run of N2 steps minus one of N1,
 divided by the batch steps between them, each address attributed to the innermost Philox,
 Box-Muller, gradient or update function of its inline chain (addr2line -i), the rest to the fused
 loop's bookkeeping; and the hot loop's stack stores and loads (objdump).

@@ -194,7 +194,7 @@ ${calls}  });
   # run object, its warm-up arithmetic, checks, copying the draws out); at -O3 it took two thirds
   # of a unit's compile time. Under GCC the units are compiled at -O1, and EMBER_HOT_O3 gives the
   # fused loops and the warm-up reduction, with everything they inline, -O3 back (core/config.hpp;
-  # sampling and warm-up times measured level, docs/benchmarking.md). main.cpp (the statistics
+  # sampling and warm-up times measured level, docs/decisions/2026-11-23-benchmark-units-at-o1.md). main.cpp (the statistics
   # of every row) keeps -O3. For a CUDA unit's host pass the same needs nvcc's own -O (device code
   # is optimised by cicc and ptxas whatever -O says), which comes from CMAKE_CUDA_FLAGS_RELEASE;
   # -Xcompiler=-O1 would lose to it (nvcc passes it first), so bench/matrix/CMakeLists.txt sets

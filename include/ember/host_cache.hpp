@@ -7,8 +7,8 @@
 /// Why: glibc returns blocks above 128 KiB to the kernel when they are freed, so every run paid
 /// for its arrays again in page faults, one per 4 KiB first touched. A `sample()` of 10⁴ chains
 /// at d = 10 (P1) faulted 380 times, a fifth of its 3.6 ms; a recording of 51 MB faulted 12,500
-/// times and cost as long again as the sampling it recorded (docs/performance.md, "Fourth pass"
-/// and "Recording draws"). Programs that sample more than once (a benchmark, an EBM's training
+/// times and cost as long again as the sampling it recorded (bench/results/2026-11-23-p1-hot-path-passes.md, "Fourth pass",
+/// and docs/performance.md, "Recording draws"). Programs that sample more than once (a benchmark, an EBM's training
 /// loop, a sweep over settings) pay that once.
 ///
 /// What it keeps: at most `host_cache().limit_bytes` of freed blocks (by default 1 GiB or an
@@ -187,7 +187,7 @@ using host_vector = std::vector<T, host_allocator<T>>;
 /// a result's copies). Not a std::vector with a non-initialising allocator: std::vector grows by
 /// constructing each new element, a loop that only the optimiser removes, and that loop over a
 /// 12.8·10⁶-float recording cost 3 ms per advance in a translation unit built at -O1 (the
-/// benchmark matrix's, docs/benchmarking.md). Here `resize` moves the end and nothing else. A run
+/// benchmark matrix's, bench/results/2026-11-23-matrix-compile-time-rounds.md). Here `resize` moves the end and nothing else. A run
 /// reserves a whole advance of recorded draws up front (run.hpp), so no chunk regrows and copies
 /// them. Transparent huge pages were measured for recordings and left out (docs/performance.md,
 /// "Recording draws"): they cut a 51 MB recording's 12,500 page faults to 25, but the kernel

@@ -12,6 +12,7 @@
 /// draws or the moments), flagged by `divergent(c)` and left out of `summary()` and `trace()`.
 
 #include <ember/core/vec.hpp>
+#include <ember/pipeline/track.hpp>
 #include <ember/host_cache.hpp>
 #include <ember/diagnostics/summary.hpp>
 
@@ -85,17 +86,6 @@ struct adaptation_report {
   /// energy more than 20·D above the lowest quarter of the chains' (run.hpp: a local mode of
   /// negligible mass).
   std::int64_t restarted_high_energy_chains = 0;
-};
-
-/// Per-kept-step diagnostics over the chains still live at that step (`track(...)`).
-/// Vectors have one entry per kept step; those of diagnostics that were not tracked are empty.
-/// A kept step at which no chain is live has `live_chains` 0 and zeros elsewhere (never 0/0).
-template <int D>
-struct trace {
-  std::vector<std::int64_t> live_chains;
-  std::vector<vec<double, D>> mean, variance;  ///< `moments`: per dimension, over chains
-  std::vector<double> acceptance;              ///< `acceptance`: since the previous kept step
-  std::vector<double> energy;                  ///< `mean_energy`: mean U over chains
 };
 
 template <class T, int D>
@@ -192,41 +182,18 @@ class result {
 
 namespace detail {
 
-// Tracked sums per kept step, as every backend accumulates them:
-// [live count, Σ energy, Σ window acceptance, Σx (D), Σx² (D)].
-template <int D>
-inline constexpr int track_stride = 3 + 2 * D;
-
 // Fills the run-level numbers of `out` from a backend's totals: divergent chains (from the
 // per-chain flags), divergent transitions, the acceptance rate over live chains, and the trace
-// from `track` (kept × track_stride sums). A kept step with no live chain has zeros and
-// live_chains = 0, never 0/0.
+// from `track` (kept steps × P::track_stride sums, pipeline/track.hpp).
 template <class P, class T, int D>
-void finish_result(result<T, D>& out, double const* track, double accepted, double divergent) {
+void finish_result(result<T, D>& out, typename P::tracked_type const& stats, double const* track, double accepted,
+                   double divergent) {
   out.divergent_transitions_ = std::int64_t(divergent);
   out.divergent_chains_ = 0;
   for (auto f : out.frozen_) out.divergent_chains_ += f;
   std::int64_t const live = out.chains_ - out.divergent_chains_;
   out.acceptance_ = (live > 0 && out.kept_transitions_ > 0) ? accepted / (double(live) * double(out.kept_transitions_)) : 0.0;
-  if constexpr (P::tracks_any) {
-    auto& tr = out.trace_;
-    for (std::int64_t k = 0; k < out.kept_; ++k) {
-      double const* a = track + std::size_t(k) * track_stride<D>;
-      double const n = a[0], inv = n > 0 ? 1.0 / n : 0.0;
-      tr.live_chains.push_back(std::int64_t(n));
-      if constexpr (P::tracks_moments) {
-        vec<double, D> m, v;
-        for (int d = 0; d < D; ++d) {
-          m[d] = a[3 + d] * inv;
-          v[d] = n > 1 ? std::max(0.0, (a[3 + D + d] - n * m[d] * m[d]) / (n - 1)) : 0.0;
-        }
-        tr.mean.push_back(m);
-        tr.variance.push_back(v);
-      }
-      if constexpr (P::tracks_energy) tr.energy.push_back(a[1] * inv);
-      if constexpr (P::tracks_acceptance) tr.acceptance.push_back(a[2] * inv);
-    }
-  }
+  finish_trace(stats, track, out.kept_, out.trace_);
 }
 
 }  // namespace detail

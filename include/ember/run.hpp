@@ -320,7 +320,7 @@ class run {
     constexpr observe mode =
         !Observe ? observe::nothing : (decltype(warm_)::adapts_trajectory ? observe::trajectory : observe::acceptance);
     try {
-      auto out = storage_.template advance<mode>(k, ch, samples_.data(), k0, k1);
+      auto out = storage_.template advance<mode>(k, ch, samples_.data(), k0, k1, pipe_.tracked);
       track_.insert(track_.end(), out.track.begin(), out.track.end());
     } catch (...) {
       samples_.resize(old_size);  // the chunk's draws never happened
@@ -386,7 +386,7 @@ class run {
       if constexpr (decltype(warm_)::adapts_step) out.target_acceptance_ = warm_.da.target;
     }
     out.harmonic_target_ = decltype(warm_)::adapts_trajectory;  // ChEES's step size (adapt/warmup.hpp)
-    detail::finish_result<P>(out, track_.data(), acc, div);
+    detail::finish_result<P>(out, pipe_.tracked, track_.data(), acc, div);
     return out;
   }
 
@@ -507,7 +507,7 @@ class run {
   void validate_schedule() const {
     // track(acceptance) counts each chain's accepted transitions between kept steps in T; a float
     // counts exactly only up to 2²⁴.
-    if (P::tracks_acceptance && sizeof(T) == 4 && sched_.thin > (std::int64_t(1) << 24))
+    if (P::template tracks<acceptance_t> && sizeof(T) == 4 && sched_.thin > (std::int64_t(1) << 24))
       throw std::invalid_argument("ember::sample: track(acceptance) in float counts accepted transitions exactly only up to "
                                   "thin(16,777,216), got thin(" + std::to_string(sched_.thin) +
                                   "); thin less or compute in double");
@@ -535,7 +535,7 @@ class run {
 };
 
 namespace detail {
-inline constexpr char ember_version[16] = "ember 0.4.0";
+inline constexpr char ember_version[16] = "ember 0.5.0";
 
 template <class K>
 void put_tunables(byte_writer& w, K const& k) {
@@ -703,7 +703,7 @@ run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Ba
   a.accepted = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.accepted.size());
   a.divergent = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.divergent.size());
   out.samples_ = r.get_vector<T, detail::host_buffer<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
-  out.track_ = r.get_vector<double>(P::tracks_any ? std::uint64_t(sch.kept_before(t)) * detail::track_stride<D> : 0);
+  out.track_ = r.get_vector<double>(std::uint64_t(sch.kept_before(t)) * std::uint64_t(P::track_stride));
   if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");
   out.check_energy(path);
   out.storage_.upload();

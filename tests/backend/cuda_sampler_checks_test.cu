@@ -37,3 +37,7 @@ TEST_CASE("progress counters agree with the result's on the GPU", "[cuda][run]")
 TEST_CASE("draws after warm-up have the target's moments on the GPU", "[cuda][run][statistics]") {
   ember_test::check_moments_after_warmup(ember::backend::cuda{});
 }
+
+TEST_CASE("a statistic written outside the library is tracked on the GPU as on the CPU", "[cuda][run][track]") {
+  ember_test::check_user_statistic(ember::backend::cuda{});
+}

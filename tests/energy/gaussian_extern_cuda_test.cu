@@ -2,7 +2,7 @@
 // matrix does) parses neither Eigen nor xsimd, and still constructs full-covariance gaussians:
 // the factorisation is only declared here and instantiated once, by the .cpp beside this file
 // (gaussian_extern_instances.cpp). Before, such a unit parsed both (1.2–1.8 s of nvcc's front
-// ends, docs/benchmarking.md). Cases tagged [nogpu]: nothing here needs a device.
+// ends, bench/results/2026-11-26-matrix-compile-time-rounds.md). Cases tagged [nogpu]: nothing here needs a device.
 #include <ember/ember.hpp>
 #include <ember/backend/cuda.cuh>
 #include <ember/targets/rotated_gaussian.hpp>

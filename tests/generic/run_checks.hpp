@@ -121,4 +121,60 @@ void check_moments_after_warmup(Backend const& backend) {
   CHECK(r.adapted().metric_scale.size() == std::size_t(D));
 }
 
+// A statistic written in a test, as a user writes one (ember/pipeline/track.hpp): the fraction of
+// chains with x₀ > c (a data member) and the mean of x₀².
+struct x0_above_and_square {
+  static constexpr char const* name = "x0 above c, x0 squared";
+  float c = 0;
+  static constexpr int sums(int) { return 2; }
+  template <int I, class Chain>
+  EMBER_HD double term(Chain const& chain) const {
+    if constexpr (I == 0)
+      return chain.x[0] > c ? 1.0 : 0.0;
+    else
+      return double(chain.x[0]) * double(chain.x[0]);
+  }
+};
+
+// A user's statistic beside a built-in one: at every kept step, its means over chains are those
+// of the recorded draws (the indicator's exactly: sums of ones; the squares to the rounding of a
+// sum of 300 doubles, whose order a backend chooses), and the trace names what it holds.
+template <class Backend>
+void check_user_statistic(Backend const& backend) {
+  constexpr int D = 4;
+  auto U = ember::gaussian(ember::vec<float, D>{{0.5f, -1.f, 0.f, 2.f}}, ember::vec<float, D>{{1.f, 0.3f, 2.f, 0.1f}});
+  auto const pipe = ember::mala(U, {}) | ember::warmup(60) | ember::thin(3) | ember::record() |
+                    ember::track(ember::moments, x0_above_and_square{.c = 0.75f}, ember::mean_energy);
+  auto const r = ember::sample(pipe, {.chains = 300, .steps = 60, .seed = 31, .progress = false}, backend);
+  REQUIRE(r.divergent_chains() == 0);
+  auto const& tr = r.trace();
+  auto const& s = tr.statistic("x0 above c, x0 squared");
+  REQUIRE(s.kept() == r.kept());
+  REQUIRE(s.width == 2);
+  REQUIRE(tr.mean.size() == std::size_t(r.kept()));
+  REQUIRE(tr.energy.size() == std::size_t(r.kept()));
+  CHECK(tr.acceptance.empty());
+  CHECK(tr.statistics.size() == 1);  // moments and mean_energy keep their own fields
+  double const n = double(r.chains());
+  for (std::int64_t k = 0; k < r.kept(); ++k) {
+    double above = 0, square = 0, mean = 0;
+    for (std::int64_t c = 0; c < r.chains(); ++c) {
+      double const x = r.samples()(k, c, 0);
+      above += x > 0.75 ? 1 : 0;
+      square += x * x;
+      mean += x;
+    }
+    INFO("kept step " << k);
+    CHECK(tr.live_chains[std::size_t(k)] == r.chains());
+    CHECK(s(k, 0) == above / n);
+    CHECK(std::abs(s(k, 1) - square / n) <= 1e-12 * square / n);
+    CHECK(std::abs(tr.mean[std::size_t(k)][0] - mean / n) <= 1e-12 * (std::abs(mean / n) + 1));
+  }
+  CHECK(s(r.kept() / 2, 0) > 0.05);  // the chains moved into the tail: not 0 against 0
+  CHECK_THROWS_WITH(tr.statistic("x1"), Catch::Contains("no statistic named \"x1\"") &&
+                                            Catch::Contains("tracked: \"x0 above c, x0 squared\""));
+  CHECK_THROWS_AS(s(r.kept(), 0), std::out_of_range);
+  CHECK_THROWS_AS(s(0, 2), std::out_of_range);
+}
+
 }  // namespace ember_test

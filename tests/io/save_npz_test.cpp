@@ -66,6 +66,31 @@ TEST_CASE("save_npz writes draws as (chain, draw, dim) and everything else the r
   CHECK(m["summary_draws"].as<std::int64_t>()[0] == s.draws);
 }
 
+namespace {
+// A statistic of one's own: the mean of x₀ + x₁ (one sum per kept step), named with a space.
+struct sum_of_coordinates {
+  static constexpr char const* name = "x0 + x1";
+  static constexpr int sums(int) { return 1; }
+  template <int I, class Chain>
+  double term(Chain const& c) const {
+    return double(c.x[0]) + double(c.x[1]);
+  }
+};
+}  // namespace
+
+TEST_CASE("save_npz writes a statistic of one's own as trace_<name>, (kept, sums)", "[io][save_npz][track]") {
+  ember::rosenbrock<float, 2> U;
+  auto r = ember::sample(ember::ula(U, {.step_size = 0.003}) | ember::thin(5) | ember::track(sum_of_coordinates{}),
+                         {.chains = 50, .steps = 40, .seed = 4});
+  ember_test::scratch_dir const dir("ember_save_npz_statistic");
+  auto const path = (dir / "run.npz").string();
+  ember::save_npz(r, path);
+  auto m = ember::read_npz(path);
+  auto const& st = r.trace().statistic("x0 + x1");
+  REQUIRE(m["trace_x0___x1"].shape == std::vector<std::size_t>{std::size_t(r.kept()), 1});
+  CHECK(m["trace_x0___x1"].as<double>() == st.values);
+}
+
 TEST_CASE("numpy.load reads save_npz's archive with the same values", "[io][save_npz][numpy]") {
   if (!ember_test::numpy_available()) return;
   auto r = run();

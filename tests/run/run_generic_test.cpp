@@ -15,3 +15,8 @@ TEST_CASE("draws after warm-up have the target's moments", "[run][generic][stati
   ember_test::check_moments_after_warmup(ember::backend::cpu{});
   ember_test::check_moments_after_warmup(ember::backend::cpu{.simd = false});
 }
+
+TEST_CASE("a statistic written outside the library is tracked as the built-in ones are", "[run][generic][track]") {
+  ember_test::check_user_statistic(ember::backend::cpu{});
+  ember_test::check_user_statistic(ember::backend::cpu{.simd = false});
+}

@@ -103,7 +103,7 @@ struct cpu_sink {
   chain_arrays<T>* out;
   T* samples;          // kept × D × chains, when recording
   std::int64_t chains;
-  double* track;       // this block's slice: the chunk's kept steps × track_stride
+  double* track;       // this block's slice: the chunk's kept steps × P::track_stride
   std::int64_t k0;     // global index of the chunk's first kept step
   double inv_thin;
   T* obs_accept;       // warm-up observations, or null
@@ -111,6 +111,7 @@ struct cpu_sink {
   T* obs_end;
   T* obs_velocity;
   int lanes = 1;       // chains of the current batch that exist; the last batch may be partial
+  typename P::tracked_type const* stats = nullptr;  // the pipeline's tracked statistics
 
   std::int64_t stride() const { return in->stride; }
 
@@ -198,19 +199,30 @@ struct cpu_sink {
         for (int i = 0; i < lanes; ++i) dst[i] = lane[i];
       }
     }
-    if constexpr (P::tracks_any) {
+    if constexpr (P::track_stride > 0) {
       live = live && real<S>();
       if (!any(live)) return;
-      double* a = track + (k - k0) * track_stride<D>;
-      a[0] += total(select(live, S(T(1)), S(T(0))));
-      if constexpr (P::tracks_energy) a[1] += lanes_in_double(select(live, s.energy, S(T(0))), false);
-      if constexpr (P::tracks_acceptance) a[2] += total(select(live, window, S(T(0)))) * inv_thin;
-      if constexpr (P::tracks_moments)
-        for (int d = 0; d < D; ++d) {
-          S x = select(live, s.x[d], S(T(0)));
-          a[3 + d] += lanes_in_double(x, false);
-          a[3 + D + d] += lanes_in_double(x, true);
-        }
+      // Each live lane's terms in double, lanes in chain order, then added to the block's sums.
+      // What the terms are is the statistics' business (pipeline/track.hpp), not the sink's.
+      constexpr int W = width<S>();
+      T xs[D][W], energy[W], accepted[W], counted[W];
+      for (int d = 0; d < D; ++d) lanes_of(s.x[d], xs[d]);
+      lanes_of(s.energy, energy);
+      lanes_of(window, accepted);
+      lanes_of(select(live, S(T(1)), S(T(0))), counted);
+      double sums[P::track_stride] = {};
+      for (int i = 0; i < W; ++i) {
+        if (counted[i] == T(0)) continue;
+        vec<T, D> x;
+        for (int d = 0; d < D; ++d) x[d] = xs[d][i];
+        kept_chain<T, D> const chain{x, energy[i], double(accepted[i]) * inv_thin};
+        sums[0] += 1;
+        [&]<int... I>(std::integer_sequence<int, I...>) {
+          ((sums[I + 1] += detail::statistic_term<I, D>(*stats, chain)), ...);
+        }(std::make_integer_sequence<int, P::track_stride - 1>{});
+      }
+      double* a = track + (k - k0) * P::track_stride;
+      for (int j = 0; j < P::track_stride; ++j) a[j] += sums[j];
     }
   }
   // Σ over lanes of v (or of v²), each lane widened to double first: Σx² − n·mean² cancels badly
@@ -351,8 +363,9 @@ class backend::cpu::storage {
 
   /// One chunk: every chain from `a` (the committed state) into `b`, then b becomes a.
   template <observe Mode, class Kernel>
-  chunk_output advance(Kernel const& kernel, chunk const& ch, T* samples, std::int64_t k0, std::int64_t k1) {
-    std::size_t const stride = P::tracks_any ? std::size_t(k1 - k0) * detail::track_stride<D> : 0;
+  chunk_output advance(Kernel const& kernel, chunk const& ch, T* samples, std::int64_t k0, std::int64_t k1,
+                       typename P::tracked_type const& stats) {
+    std::size_t const stride = std::size_t(k1 - k0) * std::size_t(P::track_stride);
     detail::require_host_memory((long double)nblocks_ * stride * sizeof(double), "ember::backend::cpu",
                                 "tracked sums of " + detail::with_commas((long double)(k1 - k0)) + " kept steps in " +
                                     std::to_string(nblocks_) + " blocks of chains",
@@ -377,6 +390,7 @@ class backend::cpu::storage {
     parallel(alone ? 1 : nthreads_, [&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
       sink.samples = samples;
       sink.track = track.data() + std::size_t(b) * stride;
+      sink.stats = &stats;
       sink.k0 = k0;
       sink.inv_thin = 1.0 / double(ch.thin);
 #if !defined(__CUDACC__)  // nvcc rejects xsimd batches in host-device code: scalar path only

@@ -167,7 +167,7 @@ struct cuda_chunk_io {
   device_arrays<T> in, out;
   std::int64_t stride, chains;
   T* samples;     // the chunk's kept steps × D × chains, when recording
-  double* track;  // the chunk's kept steps × track_stride, when tracking
+  double* track;  // the chunk's kept steps × P::track_stride, when tracking
   std::int64_t k0;
   double inv_thin;
   T *obs_accept, *obs_start, *obs_end, *obs_velocity;
@@ -181,6 +181,7 @@ struct cuda_sink {
 
   cuda_chunk_io<T> const& o;
   bool real;  // false for the surplus threads of the last grid-stride round (they run chain chains−1)
+  typename P::tracked_type const* stats = nullptr;  // the pipeline's tracked statistics (chunks only)
   std::int64_t diverged_at = -2;
 
   template <class State>
@@ -206,23 +207,19 @@ struct cuda_sink {
       if (real)
 #pragma unroll
         for (int d = 0; d < D; ++d) o.samples[((k - o.k0) * D + d) * o.chains + c] = s.x[d];
-    if constexpr (P::tracks_any) {
+    if constexpr (P::track_stride > 0) {
       bool const counted = real && live;
+      kept_chain<T, D> const chain{s.x, s.energy, double(window) * o.inv_thin};
       // Ghosts and frozen chains contribute 0 by selection, never by multiplying: a chain frozen
-      // at its start state (t = −1) may carry a non-finite energy, and NaN·0 is NaN.
-      block_sum_into<track_stride<D>>(o.track + (k - o.k0) * track_stride<D>, [&](auto i) -> double {
+      // at its start state (t = −1) may carry a non-finite energy, and NaN·0 is NaN. What the
+      // terms are is the statistics' business (pipeline/track.hpp), not the sink's.
+      block_sum_into<P::track_stride>(o.track + (k - o.k0) * P::track_stride, [&](auto i) -> double {
         constexpr int I = decltype(i)::value;
         if (!counted) return 0.0;
         if constexpr (I == 0)
           return 1.0;
-        else if constexpr (I == 1)
-          return double(s.energy);
-        else if constexpr (I == 2)
-          return double(window) * o.inv_thin;
-        else if constexpr (I < 3 + D)
-          return double(s.x[I - 3]);
         else
-          return double(s.x[I - 3 - D]) * double(s.x[I - 3 - D]);
+          return detail::statistic_term<I - 1, D>(*stats, chain);
       });
     }
   }
@@ -246,7 +243,8 @@ struct cuda_sink {
 /// A chunk of the fused loop for every chain. The transition kernel (energy parameters included)
 /// travels by value in the launch parameters; per chain, everything else is registers.
 template <class P, observe Mode, class Kernel>
-__global__ void fused_chains(Kernel const kernel, chunk const ch, cuda_chunk_io<typename P::value_type> const o) {
+__global__ void fused_chains(Kernel const kernel, chunk const ch, cuda_chunk_io<typename P::value_type> const o,
+                             typename P::tracked_type const stats) {
   using T = typename P::value_type;
   std::int64_t const stride = std::int64_t(gridDim.x) * blockDim.x;
   // The bound depends on the block only, so every thread of a block runs the same rounds and
@@ -255,7 +253,7 @@ __global__ void fused_chains(Kernel const kernel, chunk const ch, cuda_chunk_io<
     std::int64_t c = base + threadIdx.x;
     bool const real = c < o.chains;
     auto const ci = std::uint32_t(real ? c : o.chains - 1);
-    cuda_sink<P> sink{o, real};
+    cuda_sink<P> sink{o, real, &stats};
     fused_chunk<T, Mode>(kernel, ch, ci, sink);
   }
 }
@@ -312,7 +310,8 @@ class backend::cuda::storage {
   static_assert(std::is_trivially_copyable_v<Kernel>,
                 "ember::backend::cuda passes the transition kernel (with its energy) by value to the GPU, "
                 "so it must be trivially copyable: no pointers to host memory, no std::vector, no virtuals");
-  static_assert(sizeof(Kernel) + sizeof(chunk) + sizeof(detail::cuda_chunk_io<T>) <= detail::cuda_param_limit,
+  static_assert(sizeof(Kernel) + sizeof(chunk) + sizeof(detail::cuda_chunk_io<T>) + sizeof(typename P::tracked_type) <=
+                    detail::cuda_param_limit,
                 "ember::backend::cuda: this kernel's parameters (energy and metric) do not fit in a kernel launch's "
                 "parameter block (32,764 bytes with CUDA >= 12.1, 4,096 before); keep large parameters in a data "
                 "set in device memory, use a diagonal metric, or sample it with backend::cpu");
@@ -354,18 +353,19 @@ class backend::cuda::storage {
   }
 
   template <observe Mode, class K>
-  chunk_output advance(K const& kernel, chunk const& ch, T* samples, std::int64_t k0, std::int64_t k1) {
+  chunk_output advance(K const& kernel, chunk const& ch, T* samples, std::int64_t k0, std::int64_t k1,
+                       typename P::tracked_type const& stats) {
     using detail::cuda_check;
     std::size_t const n_kept = std::size_t(k1 - k0);
     std::size_t const n_samples = P::records ? n_kept * D * std::size_t(chains_) : 0;
-    std::size_t const n_track = P::tracks_any ? n_kept * detail::track_stride<D> : 0;
+    std::size_t const n_track = n_kept * std::size_t(P::track_stride);
     detail::cuda_require_free(n_samples * sizeof(T) + n_track * 8, be_.device);
     device_vector<T> dsamples(n_samples);
     device_vector<double> dtrack(n_track);
     if (n_track) cuda_check(cudaMemset(dtrack.data(), 0, n_track * 8), "cudaMemset(track)");
     auto io = io_for(dsamples.data(), dtrack.data(), k0, 1.0 / double(ch.thin));
     auto const kfn = detail::fused_chains<P, Mode, K>;
-    kfn<<<grid(kfn), unsigned(be_.block_size)>>>(kernel, ch, io);
+    kfn<<<grid(kfn), unsigned(be_.block_size)>>>(kernel, ch, io, stats);
     sync("ember::detail::fused_chains");
     chunk_output out;
     out.track.resize(n_track);

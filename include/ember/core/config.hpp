@@ -39,7 +39,7 @@
 /// on GCC's host pass, it is `optimize("O3"), flatten`: the function is compiled at -O3 with
 /// everything it calls inlined into it (the kernel's step, the energy, the RNG), so it is
 /// optimised as in a -O3 unit (not always to the same bits: in double GCC contracts a few
-/// multiply-adds differently); sampling and warm-up times measured level (docs/benchmarking.md).
+/// multiply-adds differently); sampling and warm-up times measured level (docs/decisions/2026-11-23-benchmark-units-at-o1.md).
 /// Elsewhere it is nothing.
 #if defined(EMBER_HOT_O3) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)
 #define EMBER_HOT __attribute__((optimize("O3"), flatten))
@@ -52,7 +52,7 @@
 /// instead of once inside every fused loop that reaches it (a run has three: the start, the
 /// warm-up chunk and the sampling chunk); under EMBER_HOT_O3 at -O3 like the loops. Under nvcc
 /// it is nothing: a device call would spill the chain's registers. Measured in
-/// docs/benchmarking.md (compile time and sampling time).
+/// bench/results/2026-11-23-matrix-compile-time-rounds.md (compile time and sampling time).
 #if defined(__CUDACC__)
 #define EMBER_HOT_CALLEE
 #elif defined(EMBER_HOT_O3) && defined(__GNUC__) && !defined(__clang__)
@@ -82,7 +82,8 @@
 /// every GPU figure in bench/results was measured with. 4 cuts the dearest benchmark-matrix unit
 /// (rotated_gaussian × chees_hmc × double × cuda, alone) from 13.0 to 11.2 s of nvcc time, and 1
 /// to 10.9 s, with the same arithmetic; what it does to the kernels' speed is for a GPU to
-/// measure (bench/gpu_session.sh's `unroll` step, docs/benchmarking.md), and decides the default.
+/// measure (bench/gpu_session.sh's `unroll` step, docs/decisions/2026-11-26-device-normals-unrolled.md),
+/// and decides the default.
 /// Host code ignores it (there, vectors beyond 16 values are drawn in a loop).
 #ifndef EMBER_DEVICE_NORMALS_UNROLL
 #define EMBER_DEVICE_NORMALS_UNROLL 0

@@ -17,6 +17,7 @@
 /// | `trace_live_chains` | (K,) | int64 | with `track(...)`: chains live at each kept step |
 /// | `trace_mean`, `trace_variance` | (K, D) | float64 | with `track(moments)` |
 /// | `trace_acceptance`, `trace_energy` | (K,) | float64 | with `track(acceptance)`, `track(mean_energy)` |
+/// | `trace_<name>` | (K, sums) | float64 | a statistic of one's own (`trace().statistic(name)`); other characters than letters, digits and `_` in its name become `_` |
 /// | `summary_mean`, `summary_sd`, `summary_mcse`, `summary_ess_bulk`, `summary_ess_tail`, `summary_ess_sq`, `summary_ess_mean`, `summary_rhat`, `summary_rhat_bulk`, `summary_rhat_folded` | (D,) | float64 | the columns of `summary()` |
 /// | `summary_draws` | () | int64 | draws the summary used |
 ///
@@ -110,6 +111,12 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
   add_moments("trace_variance", tr.variance);
   if (!tr.acceptance.empty()) z.add("trace_acceptance", tr.acceptance.data(), std::array<std::size_t, 1>{tr.acceptance.size()});
   if (!tr.energy.empty()) z.add("trace_energy", tr.energy.data(), std::array<std::size_t, 1>{tr.energy.size()});
+  for (auto const& st : tr.statistics) {  // a user's statistics (pipeline/track.hpp)
+    std::string name = "trace_" + st.name;
+    for (auto& ch : name)
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_')) ch = '_';
+    z.add(name, st.values.data(), std::array<std::size_t, 2>{std::size_t(st.kept()), std::size_t(st.width)});
+  }
 
   auto const s = summarize(r, o);
   auto column = [&](std::string const& name, auto member) {

@@ -45,19 +45,27 @@ struct no_warmup {
 namespace detail {
 template <class T>
 struct is_track : std::false_type {};
-template <class... Tags>
-struct is_track<track_stage<Tags...>> : std::true_type {};
+template <class... S>
+struct is_track<track_stage<S...>> : std::true_type {};
 template <class T>
 struct is_warmup : std::false_type {};
 template <class... A>
 struct is_warmup<warmup_stage<A...>> : std::true_type {};
-template <class Tag, class T>
-constexpr bool tracks() {
-  if constexpr (is_track<T>::value)
-    return T::template has<Tag>;
-  else
-    return false;
-}
+// The statistics of a pipeline's track stage (none without one).
+template <class... Stages>
+struct tracked_of {
+  using type = statistics<>;
+};
+template <class S0, class... Rest>
+struct tracked_of<S0, Rest...> : tracked_of<Rest...> {};
+template <class... S, class... Rest>
+struct tracked_of<track_stage<S...>, Rest...> {
+  using type = statistics<S...>;
+};
+template <class Stat, class Pack>
+struct statistics_have : std::false_type {};
+template <class Stat, class... S>
+struct statistics_have<Stat, statistics<S...>> : std::bool_constant<(std::is_same_v<Stat, S> || ...)> {};
 }  // namespace detail
 
 template <class Kernel, class Warmup, class... Stages>
@@ -68,16 +76,23 @@ struct pipeline {
   using value_type = typename energy_type::value_type;
   static constexpr int dim = energy_type::dim;
 
+  /// The statistics of its `track(...)` stage, in order (pipeline/track.hpp).
+  using tracked_type = typename detail::tracked_of<Stages...>::type;
+
+  /// `record()`: the one stage with storage of its own (the draws, in host memory).
   static constexpr bool records = (std::is_same_v<Stages, record_stage> || ...);
-  static constexpr bool tracks_moments = (detail::tracks<moments_t, Stages>() || ...);
-  static constexpr bool tracks_acceptance = (detail::tracks<acceptance_t, Stages>() || ...);
-  static constexpr bool tracks_energy = (detail::tracks<mean_energy_t, Stages>() || ...);
-  static constexpr bool tracks_any = tracks_moments || tracks_acceptance || tracks_energy;
+  /// Doubles a backend sums over chains at each kept step: the live count, then every tracked
+  /// statistic's sums in track order (0: nothing is tracked).
+  static constexpr int track_stride = tracked_type::count > 0 ? 1 + tracked_type::template sums<dim>() : 0;
+  /// Whether statistic `Stat` (e.g. `acceptance_t`) is tracked.
+  template <class Stat>
+  static constexpr bool tracks = detail::statistics_have<Stat, tracked_type>::value;
 
   Kernel kernel;
   Warmup warmup;
   std::int64_t burn_in = 0;
   std::int64_t thin = 1;
+  tracked_type tracked{};
 
   constexpr ember::schedule make_schedule() const { return {warmup.n, burn_in, thin}; }
 };
@@ -150,12 +165,22 @@ constexpr auto append(P const& p, Stage const& s) {
       static_assert(std::is_same_v<W, no_warmup>, "ember: a pipeline has at most one warmup stage");
       if constexpr (warmup_fits<K, Stage>()) {
         auto k = rebind_for_warmup(q.kernel, st);
-        return pipeline<decltype(k), Stage, Ss...>{k, st, q.burn_in, q.thin};
+        return pipeline<decltype(k), Stage, Ss...>{k, st, q.burn_in, q.thin, q.tracked};
       } else {
         return q;  // does not compile anyway (warmup_fits's static_assert): nothing more to report
       }
+    } else if constexpr (is_track<Stage>::value && (is_track<Ss>::value || ...)) {
+      static_assert(!(is_track<Ss>::value || ...),  // (in terms of Ss: a condition of Stage alone fails under nvcc's front end)
+                    "ember: a pipeline has at most one track stage: name every statistic in it, track(moments, acceptance)");
+      return q;
     } else {
-      pipeline<K, W, Ss..., Stage> r{q.kernel, q.warmup, q.burn_in, q.thin};
+      auto const tracked = [&] {
+        if constexpr (is_track<Stage>::value)
+          return st.stats;
+        else
+          return q.tracked;
+      }();
+      pipeline<K, W, Ss..., Stage> r{q.kernel, q.warmup, q.burn_in, q.thin, tracked};
       if constexpr (std::is_same_v<Stage, burn_in_stage>) r.burn_in = checked_add(r.burn_in, st.n, "burn-in");
       if constexpr (std::is_same_v<Stage, thin_stage>) {
         if (__builtin_mul_overflow(r.thin, st.k, &r.thin))
@@ -182,8 +207,8 @@ template <>
 struct is_stage<thin_stage> : std::true_type {};
 template <>
 struct is_stage<record_stage> : std::true_type {};
-template <class... Tags>
-struct is_stage<track_stage<Tags...>> : std::true_type {};
+template <class... S>
+struct is_stage<track_stage<S...>> : std::true_type {};
 template <class... A>
 struct is_stage<warmup_stage<A...>> : std::true_type {};
 // True for a pipeline or a transition kernel; for anything else one static_assert says why.

@@ -1,9 +1,11 @@
 #pragma once
 /// \file
 /// The stages a kernel is piped into: `warmup(n, adapters...)`, `burn_in(n)`, `thin(k)`,
-/// `record()` and `track(moments, acceptance, mean_energy)`. Stages are small values;
+/// `record()` and `track(statistics...)` (pipeline/track.hpp). Stages are small values;
 /// `operator|` collects them into a `pipeline` type (pipeline/pipeline.hpp), which a run
 /// (run.hpp) advances in fused chunks.
+
+#include <ember/pipeline/track.hpp>
 
 #include <cstdint>
 #include <stdexcept>
@@ -23,25 +25,6 @@ struct thin_stage {
 };
 /// Keep the draws of every chain at every kept step in host memory (`result::samples()`).
 struct record_stage {};
-
-/// Per-kept-step diagnostics over chains, as TorchEBM's samplers report them:
-/// `moments` (mean and variance per dimension), `acceptance` (fraction of accepted transitions
-/// since the previous kept step), `mean_energy` (mean U over chains).
-struct moments_t {};
-struct acceptance_t {};
-struct mean_energy_t {};
-inline constexpr moments_t moments{};
-inline constexpr acceptance_t acceptance{};
-inline constexpr mean_energy_t mean_energy{};
-
-template <class... Tags>
-struct track_stage {
-  static_assert(((std::is_same_v<Tags, moments_t> || std::is_same_v<Tags, acceptance_t> ||
-                  std::is_same_v<Tags, mean_energy_t>) && ...),
-                "ember::track takes moments, acceptance and mean_energy");
-  template <class Tag>
-  static constexpr bool has = (std::is_same_v<Tag, Tags> || ...);
-};
 
 // --- warm-up adaptation (adapt/warmup.hpp does the work) ---
 
@@ -150,11 +133,6 @@ inline burn_in_stage burn_in(std::int64_t n) { return {detail::checked_count("em
 inline thin_stage thin(std::int64_t k) { return {detail::checked_count("ember::thin", "k", k, 1)}; }
 /// `record()`.
 inline constexpr record_stage record() { return {}; }
-/// `track(moments, acceptance, mean_energy)`, any subset.
-template <class... Tags>
-constexpr track_stage<Tags...> track(Tags...) {
-  return {};
-}
 /// `warmup(n)` (step size and diagonal metric) or `warmup(n, step_size(), dense_mass(), ...)`.
 inline warmup_stage<step_size_adapter, diagonal_mass_adapter> warmup(std::int64_t n) {
   return {detail::checked_count("ember::warmup", "n", n, 0), {}};

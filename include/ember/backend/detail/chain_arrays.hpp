@@ -43,7 +43,7 @@ struct chain_arrays {
 
 /// What one chunk produced besides the chains' new state: tracked sums of its kept steps.
 struct chunk_output {
-  std::vector<double> track;  ///< kept steps of the chunk × track_stride, summed over chains
+  std::vector<double> track;  ///< kept steps of the chunk × P::track_stride, summed over chains
 };
 
 }  // namespace ember
