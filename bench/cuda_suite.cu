@@ -7,7 +7,7 @@
 // kernel, the final states' copy to the host), median of --repeats after one warm-up call: what a
 // user waits for. The fused kernel alone is timed by ncu (bench/gpu_session.sh).
 //
-// --phases: P7's wall clock taken apart through the run API (run.hpp), one JSON line per chain
+// --phases: P7's wall clock taken apart through the run API (run/run.hpp), one JSON line per chain
 // count: start() (device and host allocation, start states), advance() (the fused kernels and
 // the progress counters between chunks) and result() (the final states to the host), medians.
 //
@@ -18,6 +18,7 @@
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/ula.hpp>
 #include <ember/pipeline/stages.hpp>
+#include <ember/sample.hpp>
 
 #include "moment_checks.hpp"
 

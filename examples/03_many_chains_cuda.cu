@@ -5,6 +5,7 @@
 #include <ember/energy/gaussian_mixture.hpp>
 #include <ember/kernel/mala.hpp>
 #include <ember/pipeline/stages.hpp>
+#include <ember/sample.hpp>
 
 #include <cuda_runtime.h>
 

@@ -29,7 +29,7 @@
 // and of the whole run, ESS/s (smallest bulk ESS over the whole run's seconds, warm-up included,
 // as NumPyro's figures in numpyro_runs.py), the gradient evaluations of the whole run (counted by
 // a wrapper around the energy: one per chain per evaluation, including the start checks) and
-// gradients per ESS, and the chains warm-up restarted (run.hpp: for not moving, for standing far
+// gradients per ESS, and the chains warm-up restarted (run/run.hpp: for not moving, for standing far
 // above the others in energy). The verdict: CORRECT when no chain is stuck or off, every |z| < 5, every sd
 // ratio within [0.9, 1.1] and R̂ < 1.01.
 #include "posteriors.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The one header users include: every energy, kernel, stage and the CPU backend.
-/// `backend::cuda` lives in `ember/backend/cuda.cuh`, for `.cu` translation units.
+/// `backend::cuda` comes with `ember/cuda.cuh` (this header and backend/cuda.cuh), for `.cu` translation units.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
@@ -14,10 +14,11 @@
 #include <ember/core/rng.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/adapt/warmup.hpp>
-#include <ember/data/check_views.hpp>
+#include <ember/backend/cpu.hpp>
+#include <ember/energy/check_views.hpp>
 #include <ember/data/data_view.hpp>
 #include <ember/data/dataset.hpp>
-#include <ember/data/for_each_view.hpp>
+#include <ember/energy/for_each_view.hpp>
 #include <ember/diagnostics/ess.hpp>
 #include <ember/diagnostics/rhat.hpp>
 #include <ember/diagnostics/summary.hpp>
@@ -47,7 +48,7 @@
 #include <ember/kernel/chees_hmc.hpp>
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
-#include <ember/kernel/metric.hpp>
+#include <ember/core/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
 #include <ember/kernel/per_chain_step_size.hpp>
 #include <ember/kernel/ula.hpp>
@@ -56,5 +57,5 @@
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/pipeline/stages.hpp>
 #include <ember/result.hpp>
-#include <ember/run.hpp>
+#include <ember/run/run.hpp>
 #include <ember/sample.hpp>

@@ -188,7 +188,7 @@ using host_vector = std::vector<T, host_allocator<T>>;
 /// constructing each new element, a loop that only the optimiser removes, and that loop over a
 /// 12.8·10⁶-float recording cost 3 ms per advance in a translation unit built at -O1 (the
 /// benchmark matrix's, bench/results/2026-11-23-matrix-compile-time-rounds.md). Here `resize` moves the end and nothing else. A run
-/// reserves a whole advance of recorded draws up front (run.hpp), so no chunk regrows and copies
+/// reserves a whole advance of recorded draws up front (run/run.hpp), so no chunk regrows and copies
 /// them. Transparent huge pages were measured for recordings and left out (docs/performance.md,
 /// "Recording draws"): they cut a 51 MB recording's 12,500 page faults to 25, but the kernel
 /// compacts memory to find huge pages, which on this machine after hours of builds stalled some

@@ -80,10 +80,10 @@ struct adaptation_report {
   /// An adapted quantity that ended at a bound (ChEES's T at ε or 1000ε), in words; the summary
   /// prints each as a WARNING.
   std::vector<std::string> warnings;
-  /// Chains restarted in warm-up from a moving chain's state because they had not moved (run.hpp).
+  /// Chains restarted in warm-up from a moving chain's state because they had not moved (run/run.hpp).
   std::int64_t restarted_chains = 0;
   /// Chains restarted in warm-up from another chain's state because they had settled with their
-  /// energy more than 20·D above the lowest quarter of the chains' (run.hpp: a local mode of
+  /// energy more than 20·D above the lowest quarter of the chains' (run/run.hpp: a local mode of
   /// negligible mass).
   std::int64_t restarted_high_energy_chains = 0;
 };
@@ -165,7 +165,7 @@ class result {
     return summarize(*this, o);
   }
 
-  // Filled by the run (run.hpp).
+  // Filled by the run (run/run.hpp).
   std::int64_t chains_ = 0, kept_ = 0, kept_transitions_ = 0;
   detail::host_buffer<std::int64_t> accepted_;
   adaptation_report adapted_;

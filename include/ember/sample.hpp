@@ -1,11 +1,11 @@
 #pragma once
 /// \file
-/// `sample(pipeline, options, backend)`: the one-line form of a run (run.hpp): start the chains,
+/// `sample(pipeline, options, backend)`: the one-line form of a run (run/run.hpp): start the chains,
 /// advance them through warm-up, burn-in and `.steps` further transitions, and return the result.
 /// Checks everything that can be checked before any work. `sample(kernel, ...)` without stages
 /// is a pipeline with none.
 
-#include <ember/run.hpp>
+#include <ember/run/run.hpp>
 
 #include <cstdint>
 #include <utility>
@@ -13,13 +13,24 @@
 namespace ember {
 
 struct sample_fn {
+  /// With the default backend, backend::cpu (a declaration here: ember.hpp defines it).
   template <class P, class Backend = backend::cpu>
-  auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend = {}) const {
+  auto operator()(P const& p, typename detail::options_of<P>::type const& opt) const {
+    if constexpr (!requires { sizeof(Backend); })
+      static_assert(detail::always_false<P>,
+                    "ember: this backend is declared but not defined here: the default, backend::cpu, comes with "
+                    "<ember/ember.hpp> (or <ember/backend/cpu.hpp>), backend::cuda with <ember/cuda.cuh> in a .cu file");
+    else
+      return (*this)(p, opt, Backend{});
+  }
+  template <class P, class Backend>
+  auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend) const {
     if constexpr (!detail::is_pipeline<P>::value && !detail::has_energy_type<P>) {
       static_assert(detail::always_false<P>,
                     "ember::sample needs a transition kernel (ula, mala, hmc, ...) or a pipeline "
                     "built from one with |");
     } else if constexpr (detail::pipeline_or_kernel<P>()) {
+      if constexpr (detail::backend_diagnosis<Backend, decltype(as_pipeline(p))>()) {
       if (opt.steps < 0)
         throw std::invalid_argument("ember::sample: the number of steps must be non-negative, got " +
                                     std::to_string(opt.steps));
@@ -27,6 +38,7 @@ struct sample_fn {
       auto const& s = r.schedule();
       r.advance(detail::checked_add(s.keep_from(), opt.steps, "warm-up and burn-in plus steps"));
       return std::move(r).result();
+      }
     }
   }
 };

@@ -6,6 +6,7 @@
 #include "generic/sampler_checks.hpp"
 
 #include <ember/backend/cuda.cuh>
+#include <ember/sample.hpp>
 
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>

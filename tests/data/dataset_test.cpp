@@ -1,8 +1,8 @@
 // dataset: construction checks, CSV and .npy readers, columns and standardisation; data_view;
 // for_each_view through expressions and kernels; the host/device memory-space checks.
-#include <ember/data/check_views.hpp>
+#include <ember/energy/check_views.hpp>
 #include <ember/data/dataset.hpp>
-#include <ember/data/for_each_view.hpp>
+#include <ember/energy/for_each_view.hpp>
 
 #include "support/message_of.hpp"
 #include <ember/energy/gaussian.hpp>

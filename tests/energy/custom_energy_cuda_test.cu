@@ -5,7 +5,7 @@
 // code between the [functor] markers below. Cases tagged [nogpu] run on any machine (host
 // evaluation, the host-memory check); the others sample on the GPU and are skipped without one.
 #include <ember/backend/cuda.cuh>
-#include <ember/data/check_views.hpp>
+#include <ember/energy/check_views.hpp>
 #include <ember/data/dataset.hpp>
 #include <ember/data/device.cuh>
 #include <ember/energy/custom_energy.hpp>

@@ -4,7 +4,7 @@
 // [nogpu] run on any machine (types, the host-memory check); the others sample on the GPU and
 // are skipped without one. The CPU twin is in gaussian_eigen_test.cpp.
 #include <ember/backend/cuda.cuh>
-#include <ember/data/check_views.hpp>
+#include <ember/energy/check_views.hpp>
 #include <ember/data/device.cuh>
 #include <ember/energy/gaussian.hpp>
 #include <ember/kernel/mala.hpp>

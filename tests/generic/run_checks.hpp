@@ -1,5 +1,5 @@
 #pragma once
-// Checks of runs as values (run.hpp), written once over the backend and instantiated per backend:
+// Checks of runs as values (run/run.hpp), written once over the backend and instantiated per backend:
 // tests/run/run_generic_test.cpp with backend::cpu, tests/backend/cuda_sampler_checks_test.cu
 // with backend::cuda. Host code only.
 #include <ember/ember.hpp>

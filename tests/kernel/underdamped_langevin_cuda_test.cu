@@ -2,6 +2,7 @@
 // the kernel tests) instantiated for backend::cuda: BAOAB's exact law, the adjusted kernel on
 // the 10-d Gaussian and the double well. Skipped (code 77) without a GPU; always compiled.
 #include <ember/backend/cuda.cuh>
+#include <ember/sample.hpp>
 
 #include "kernel/langevin_checks.hpp"
 

@@ -10,7 +10,7 @@
 /// computed here in double: D ≤ 64, and this header also serves device translation units, which
 /// Eigen must not enter).
 
-#include <ember/kernel/metric.hpp>
+#include <ember/core/metric.hpp>
 
 #include <cmath>
 #include <cstdint>

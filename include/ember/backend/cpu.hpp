@@ -18,7 +18,7 @@
 #include <ember/backend/detail/lane_check.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/simd.hpp>
-#include <ember/data/check_views.hpp>
+#include <ember/energy/check_views.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>

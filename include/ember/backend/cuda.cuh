@@ -20,13 +20,13 @@
 /// failure throws `ember::cuda_error` naming the call. A run that needs more device memory than is
 /// free is refused before anything is allocated, with the byte counts.
 
+#include <ember/adapt/warmup.hpp>
+#include <ember/backend/detail/chain_arrays.hpp>
 #include <ember/core/vec.hpp>
-#include <ember/data/check_views.hpp>
+#include <ember/energy/check_views.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
-#include <ember/run.hpp>
-#include <ember/sample.hpp>
 #include <ember/sample_options.hpp>
 
 #include <cuda_runtime.h>

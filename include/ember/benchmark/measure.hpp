@@ -3,7 +3,7 @@
 /// `measure(report, target, sampler, type_c<T>, type_c<Backend>, axes)`: one configuration of a
 /// benchmark matrix, run once per chain count of `axes` and added to `report`. For each: the
 /// target's instance in precision T, the sampler's pipeline on its energy with `record()`, a run
-/// (run.hpp) advanced through the warm-up and then through the draws, each timed apart; gradient
+/// (run/run.hpp) advanced through the warm-up and then through the draws, each timed apart; gradient
 /// evaluations counted exactly (`gradients_of_transition` at every transition, with the kernel
 /// of that transition: ChEES changes the trajectory length during warm-up); then the draws of the
 /// reported coordinates go to the report, which computes the metrics of metrics.hpp.
@@ -18,7 +18,8 @@
 #include <ember/benchmark/samplers.hpp>
 #include <ember/benchmark/target.hpp>
 #include <ember/core/concepts.hpp>
-#include <ember/run.hpp>
+#include <ember/backend/cpu.hpp>
+#include <ember/run/run.hpp>
 
 #include <boost/hana/type.hpp>
 

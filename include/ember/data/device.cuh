@@ -12,12 +12,12 @@
 ///     auto dU = ember::to_device(U);                                // device, owns the copies
 ///     auto r = ember::sample(ember::mala(dU.energy(), {.step_size = 0.01}), opt, ember::backend::cuda{});
 ///
-/// `require_device_views` (data/check_views.hpp) refuses, before launch, an energy whose views
+/// `require_device_views` (energy/check_views.hpp) refuses, before launch, an energy whose views
 /// still point to host memory. For `.cu` translation units (it calls the CUDA runtime).
 
-#include <ember/data/check_views.hpp>
+#include <ember/energy/check_views.hpp>
 #include <ember/data/data_view.hpp>
-#include <ember/data/for_each_view.hpp>
+#include <ember/energy/for_each_view.hpp>
 
 #include <cuda_runtime.h>
 

@@ -10,6 +10,7 @@
 #include <ember/core/vec.hpp>
 #include <ember/data/data_view.hpp>
 #include <ember/energy/detail/check.hpp>
+#include <ember/energy/detail/square_matrix.hpp>
 
 #include <array>
 #include <cmath>
@@ -22,27 +23,6 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-
-// Eigen's configuration, here although this header does not include Eigen, so that it holds in
-// every unit that includes ember before Eigen (energy/detail/factor_covariance.hpp, ember/eigen.hpp
-// or the user's own). Under nvcc, Eigen is told that it never enters device code, or it marks
-// itself __host__ __device__ and nvcc warns on every defaulted member.
-#if defined(__CUDACC__) && !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_NO_CUDA)
-#define EIGEN_NO_CUDA
-#endif
-// Eigen must be configured alike in every translation unit of a program: its vectorisation and
-// alignment follow -march, and .cpp files built with -march=native and .cu files without it
-// otherwise link mismatched instances of the same templates. ember's CMake target defines these
-// for every consumer; this is the fallback for builds without it (include ember before Eigen).
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_DONT_VECTORIZE)
-#define EIGEN_DONT_VECTORIZE
-#endif
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_ALIGN_BYTES)
-#define EIGEN_MAX_ALIGN_BYTES 16
-#endif
-#if !defined(EIGEN_WORLD_VERSION) && !defined(EIGEN_MAX_STATIC_ALIGN_BYTES)
-#define EIGEN_MAX_STATIC_ALIGN_BYTES 16
-#endif
 
 namespace ember {
 
@@ -182,28 +162,6 @@ struct gaussian<T, D, covariance::diagonal> {
 
 namespace detail {
 
-// A row-major n × n matrix of doubles: a covariance on its way to the factorisation (and what
-// targets that build one return). Any Eigen matrix or expression works where this does.
-struct square_matrix {
-  int n = 0;
-  std::vector<double> a;
-  explicit square_matrix(int size = 0) : n(size), a(std::size_t(size) * std::size_t(size), 0.0) {}
-  int rows() const { return n; }
-  int cols() const { return n; }
-  double& operator()(int i, int j) { return a[std::size_t(i) * std::size_t(n) + std::size_t(j)]; }
-  double operator()(int i, int j) const { return a[std::size_t(i) * std::size_t(n) + std::size_t(j)]; }
-};
-
-// Checks Σ (finite, symmetric, positive definite) and factorises it with Eigen's LLT in double:
-// P = Σ⁻¹ and log det Σ. Declared here, defined in energy/detail/factor_covariance.hpp, the one
-// header of ember's energies that includes Eigen. This header includes it at its end unless
-// EMBER_EXTERN_HOST_TEMPLATES says that one unit of the program instantiates it
-// (host_templates.hpp): such a program's .cu units never parse Eigen (docs/benchmarking.md).
-// A template so that it can be declared without being defined, and so that a unit without a
-// full-covariance gaussian instantiates nothing of Eigen.
-template <class Matrix = square_matrix>
-void factor_covariance(Matrix const& C, Matrix& P, double& logdet);
-
 // Dense inputs of the full gaussian, matched by their members, so this header needs no Eigen:
 // an Eigen matrix or expression (evaluated first), `square_matrix`, or anything with rows(),
 // cols() and m(i, j); a vector with size() and v(i). A `vec` is neither (it has v[i]).
@@ -283,7 +241,7 @@ struct gaussian<T, D, covariance::full, Precision> {
 
   T log_normalizer() const { return log_norm; }
 
-  /// A heap-stored precision is a data view: `for_each_view` (data/for_each_view.hpp) finds it,
+  /// A heap-stored precision is a data view: `for_each_view` (energy/for_each_view.hpp) finds it,
   /// so `to_device(U)` copies it to the GPU and the backends check where it points.
   template <class F>
     requires requires(Precision& p) { p.view; }

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Splitting integrators for Hamiltonian dynamics H(x, v) = U(x) + ½|v|² in whitened momentum
-/// v = Lᵀp (M⁻¹ = L Lᵀ, kernel/metric.hpp), written as data: a palindromic list of coefficients
+/// v = Lᵀp (M⁻¹ = L Lᵀ, core/metric.hpp), written as data: a palindromic list of coefficients
 /// b₁, a₁, b₂, a₂, …, b₂, a₁, b₁. A `b` coefficient is a momentum kick v ← v − b ε Lᵀ∇U(x); an `a`
 /// coefficient is a position drift x ← x + a ε L v, followed by one gradient evaluation.
 /// Palindromic lists give symmetric, symplectic, time-reversible integrators, which is what HMC's
@@ -10,7 +10,7 @@
 #include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
-#include <ember/kernel/metric.hpp>
+#include <ember/core/metric.hpp>
 
 #include <type_traits>
 #include <utility>

@@ -31,7 +31,7 @@
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
 #include <ember/core/vec.hpp>
-#include <ember/kernel/metric.hpp>
+#include <ember/core/metric.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -2,7 +2,7 @@
 /// \file
 /// `hmc`: Hamiltonian Monte Carlo. Draws a whitened momentum v ~ N(0, I), runs L steps of a
 /// palindromic integrator (velocity Verlet by default) on H = U(x) + ½|v|² with the metric
-/// M⁻¹ = L Lᵀ (kernel/metric.hpp: a scalar mass by default; diagonal or dense when adapted), and
+/// M⁻¹ = L Lᵀ (core/metric.hpp: a scalar mass by default; diagonal or dense when adapted), and
 /// accepts with probability min(1, e^{−ΔH}). The gradient at the current state is cached, so a
 /// transition costs L gradient evaluations with velocity Verlet. A transition whose ΔH exceeds the
 /// divergence threshold (or is NaN) is reported as divergent, as in Stan and BlackJAX.
@@ -23,7 +23,7 @@
 #include <ember/core/rng.hpp>
 #include <ember/integrator/palindromic.hpp>
 #include <ember/kernel/detail/validate.hpp>
-#include <ember/kernel/metric.hpp>
+#include <ember/core/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
 
 #include <cmath>

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// `mala`: the Metropolis-adjusted Langevin algorithm, preconditioned by a metric M⁻¹ = L Lᵀ
-/// (kernel/metric.hpp; the identity unless a warm-up adapts a diagonal or dense one). Proposes
+/// (core/metric.hpp; the identity unless a warm-up adapts a diagonal or dense one). Proposes
 /// x' = x − η L Lᵀ∇U(x) + √(2η) L ξ and accepts with probability
 /// min(1, e^{U(x) − U(x')} q(x | x') / q(x' | x)), where q(y | x) = N(y; x − ηM⁻¹∇U(x), 2ηM⁻¹).
 /// With u = Lᵀ∇U(x) and u' = Lᵀ∇U(x'): log q(x' | x) = −|ξ|²/2 + c and
@@ -17,7 +17,7 @@
 #include <ember/core/concepts.hpp>
 #include <ember/core/rng.hpp>
 #include <ember/kernel/detail/validate.hpp>
-#include <ember/kernel/metric.hpp>
+#include <ember/core/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
 
 #include <cmath>

@@ -32,7 +32,7 @@
 #include <ember/integrator/splitting.hpp>
 #include <ember/kernel/detail/validate.hpp>
 #include <ember/kernel/metropolis.hpp>
-#include <ember/kernel/metric.hpp>
+#include <ember/core/metric.hpp>
 
 #include <cmath>
 #include <limits>

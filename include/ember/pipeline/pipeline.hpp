@@ -3,14 +3,14 @@
 /// `pipeline<Kernel, Warmup, Stages...>`: a transition kernel followed by stages, built with `|`:
 /// `mala(U) | warmup(1000) | burn_in(500) | thin(10) | record() | track(moments)`.
 /// The pipeline is a type: which stages it has is known at compile time, and their run-time
-/// numbers (warm-up, burn-in, thinning) fold into one `schedule`. A run (run.hpp) advances it in
+/// numbers (warm-up, burn-in, thinning) fold into one `schedule`. A run (run/run.hpp) advances it in
 /// fused chunks (pipeline/fused_loop.hpp). A warm-up that adapts a metric rebinds the kernel to
 /// one with a diagonal or dense metric here, so the pipeline's kernel type is the tuned one;
 /// `step_size(per_chain)` wraps it in `per_chain_step_size` (each chain carries its own ε).
 
 #include <ember/core/concepts.hpp>
 #include <ember/detail/kernel_diagnosis.hpp>
-#include <ember/kernel/metric.hpp>
+#include <ember/core/metric.hpp>
 #include <ember/kernel/per_chain_step_size.hpp>
 #include <ember/pipeline/stages.hpp>
 

@@ -3,7 +3,7 @@
 /// The stages a kernel is piped into: `warmup(n, adapters...)`, `burn_in(n)`, `thin(k)`,
 /// `record()` and `track(statistics...)` (pipeline/track.hpp). Stages are small values;
 /// `operator|` collects them into a `pipeline` type (pipeline/pipeline.hpp), which a run
-/// (run.hpp) advances in fused chunks.
+/// (run/run.hpp) advances in fused chunks.
 
 #include <ember/pipeline/track.hpp>
 

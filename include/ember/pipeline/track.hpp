@@ -200,10 +200,14 @@ constexpr statistics<S...> pack_statistics(S const&... s) {
   return p;
 }
 
+/// S::sums(D) as a constant (so that device code reads a constant, not a host function's call).
+template <class S, int D>
+inline constexpr int sums_of = S::sums(D);
+
 /// Term I of the flat list of every statistic's sums (statistic by statistic, in track order).
 template <int I, int D, class Chain, class H, class... S>
 EMBER_HD EMBER_INLINE double statistic_term(statistics<H, S...> const& p, Chain const& c) {
-  constexpr int n = H::sums(D);
+  constexpr int n = sums_of<H, D>;
   if constexpr (I < n)
     return double(p.head.template term<I>(c));
   else

@@ -1,12 +1,12 @@
 #pragma once
 /// \file
-/// The definition of `detail::factor_covariance` (declared in energy/gaussian.hpp): a
+/// The definition of `detail::factor_covariance` (declared in energy/detail/square_matrix.hpp): a
 /// covariance checked and factorised by Eigen's LLT. Host only. gaussian.hpp includes this
 /// header unless `EMBER_EXTERN_HOST_TEMPLATES` is defined; host_templates.hpp includes it for the
 /// unit that instantiates it. It is the only place where ember's energies include Eigen (its
-/// configuration is set in gaussian.hpp).
+/// configuration is set in square_matrix.hpp).
 
-#include <ember/energy/gaussian.hpp>
+#include <ember/energy/detail/square_matrix.hpp>
 
 #if !defined(__CUDA_ARCH__)
 #include <Eigen/Cholesky>

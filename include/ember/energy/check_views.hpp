@@ -5,7 +5,7 @@
 /// a host pointer would fault mid-run (or read garbage); these refuse it with a sentence first.
 
 #include <ember/data/data_view.hpp>
-#include <ember/data/for_each_view.hpp>
+#include <ember/energy/for_each_view.hpp>
 
 #include <stdexcept>
 #include <string>

@@ -14,21 +14,24 @@
 /// transition index only, so a run split into any number of pieces (by `advance` calls, chunk
 /// sizes, checkpoints) gives bitwise the same draws as the same run in one piece.
 ///
-/// **Streams.** Transition t of chain c draws from Philox with counter (c, t, …) under the run's
-/// key. The key is the seed for a run from the default start x₀ ~ uniform(−2, 2)^D, and the seed mixed with
-/// a hash of the start states for a run from `.init`, so a new run started from another run's
-/// final states never replays that run's noise, even with the same seed (docs/tuning.md).
-/// Continuing a run is `advance`, never a new `start`.
+/// The pieces: the stream key (run/stream_key.hpp), the progress line (run/progress.hpp), the
+/// checkpoint (run/checkpoint.hpp). A run includes no backend: `Backend` is a policy
+/// (`backend::cpu` from ember.hpp, `backend::cuda` from ember/cuda.cuh) whose `storage<P>` holds
+/// the chains (docs/design.md, "Backends").
 
 #include <ember/adapt/warmup.hpp>
-#include <ember/backend/cpu.hpp>
+#include <ember/backend/concept.hpp>
 #include <ember/backend/detail/chain_arrays.hpp>
 #include <ember/backend/detail/host_memory.hpp>
 #include <ember/core/concepts.hpp>
-#include <ember/detail/checkpoint.hpp>
+#include <ember/detail/kernel_diagnosis.hpp>
+#include <ember/host_cache.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
+#include <ember/run/checkpoint.hpp>
+#include <ember/run/progress.hpp>
+#include <ember/run/stream_key.hpp>
 #include <ember/sample_options.hpp>
 
 #include <algorithm>
@@ -38,8 +41,6 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <span>
-#include <string_view>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -47,88 +48,17 @@
 #include <utility>
 #include <vector>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#endif
-
 namespace ember {
 
-template <class P, class Backend>
-class run;
-
-namespace detail {
-
-// 64-bit mixing (SplitMix64's finaliser): a stream key from the seed and a hash of the start states.
-constexpr std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-template <class T, int D>
-std::uint64_t stream_key(std::uint64_t seed, std::span<vec<T, D> const> init) {
-  if (init.empty()) return seed;
-  // FNV-1a over the bytes of every start state, then mixed with the seed.
-  return mix64(seed ^ mix64(fnv1a(init.data(), init.size_bytes()) ^ 0x656D6265725F696Eull));
-}
-
-// How the compiler spells type P, taken out of its function signature ("... [with P = X; ...]"
-// under GCC, "... [P = X]" under clang).
-template <class P>
-std::string spelling() {
-#if defined(__clang__) || defined(__GNUC__)
-  std::string_view const f = __PRETTY_FUNCTION__;
-#else
-  std::string_view const f = __FUNCSIG__;
-#endif
-  auto const from = f.find("P = ");
-  if (from == std::string_view::npos) return std::string(f);
-  auto to = f.rfind("; std::string");
-  if (to == std::string_view::npos || to < from) to = f.rfind(']');
-  return std::string(f.substr(from + 4, to - from - 4));
-}
-
-// A checkpoint's structural fingerprint: the pipeline's type (kernel, metric, integrator,
-// warm-up adapters, stages, dimension, precision) as the compiler spells it, with the energy's
-// own spelling cut out, plus the state's slot count. The energy's type is left out because its
-// spelling is not stable across builds (a lambda is `<lambda(auto:1)>` under one compiler and its
-// source path and line under another); the energy itself is checked on load by evaluating it at
-// the saved states (`run::load`).
-template <class P>
-std::uint64_t structural_fingerprint(int slots) {
-  std::string const p = spelling<P>(), e = spelling<typename P::energy_type>();
-  std::string s;  // p with every e written as "E" (appended piece by piece: GCC 12 warns falsely on replace)
-  for (std::size_t from = 0;;) {
-    std::size_t const at = e.empty() ? std::string::npos : p.find(e, from);
-    s.append(p, from, at == std::string::npos ? std::string::npos : at - from);
-    if (at == std::string::npos) break;
-    s.push_back('E');
-    from = at + e.size();
-  }
-  s += " slots " + std::to_string(slots);
-  return fnv1a(s.data(), s.size());
-}
-
-// The default progress line on stderr, rewritten in place.
-inline void print_progress(progress_report const& r, bool last) {
-  std::fprintf(stderr, "\rember: %s %lld/%lld transitions, %.1f s, ~%.0f s left, acceptance %.3f, %lld divergent%s",
-               r.warming_up ? "warm-up" : "sampling", (long long)r.done, (long long)r.total, r.seconds,
-               r.seconds_left, r.acceptance, (long long)r.divergent_transitions, last ? "\n" : "   ");
-  std::fflush(stderr);
-}
-inline bool stderr_is_terminal() {
-#if defined(__unix__) || defined(__APPLE__)
-  return isatty(2) != 0;
-#else
-  return false;
-#endif
-}
-
-}  // namespace detail
+namespace backend {
+struct cpu;  // the default backend of `start` and `sample` (backend/cpu.hpp, which ember.hpp includes)
+}  // namespace backend
 
 template <class P, class Backend>
 class run {
  public:
   using pipeline_type = P;
+  using backend_type = Backend;
   using kernel_type = typename P::kernel_type;
   using value_type = typename P::value_type;
   using T = value_type;
@@ -305,13 +235,16 @@ class run {
   ember::result<T, D> result() const& { return make_result(samples_); }
   ember::result<T, D> result() && { return make_result(std::move(samples_)); }
 
-  /// Writes the whole run state to `path` (see docs/tuning.md for what a checkpoint holds).
-  void save(std::string const& path) const;
+  /// Writes the whole run state to `path` (run/checkpoint.hpp; docs/tuning.md says what a
+  /// checkpoint holds).
+  void save(std::string const& path) const { detail::run_checkpoint::save(*this, path); }
   /// A run continued from a checkpoint written by `save` for the same pipeline type.
-  static run load(P const& pipe, std::string const& path, Backend const& backend = {});
+  static run load(P const& pipe, std::string const& path, Backend const& backend = {}) {
+    return detail::run_checkpoint::load<run>(pipe, path, backend);
+  }
 
  private:
-  void check_energy(std::string const& path);  // load's energy check (see its definition)
+  friend struct detail::run_checkpoint;
   template <class K, bool Observe>
   void run_chunk(K const& k, chunk const& ch, std::integral_constant<bool, Observe>) {
     std::int64_t const k0 = sched_.kept_before(ch.begin), k1 = sched_.kept_before(ch.end);
@@ -534,216 +467,27 @@ class run {
   std::function<void(progress_report const&)> on_progress_;
 };
 
-namespace detail {
-inline constexpr char ember_version[16] = "ember 0.5.0";
-
-template <class K>
-void put_tunables(byte_writer& w, K const& k) {
-  w.put(double(k.step_size));
-  if constexpr (requires { k.metric; }) w.put(k.metric);
-  if constexpr (requires { k.trajectory_length; }) w.put(double(k.trajectory_length));
-}
-// A step size that a warm-up adapts (`adapted`) is the run's state and comes from the file; any
-// other (ula, any kernel without a warm-up) is the caller's pipeline's, and a checkpoint written
-// with another is refused.
-template <class K>
-void get_tunables(byte_reader& r, K& k, bool adapted) {
-  double const eps = r.get<double>();
-  if constexpr (requires { k.metric; }) r.get_bytes(k.metric);
-  if constexpr (requires { k.trajectory_length; }) k.trajectory_length = typename K::value_type(r.get<double>());
-  if constexpr (requires { k.with_step_size(eps); }) {
-    if (adapted) {
-      reassign(k, k.with_step_size(eps));
-      return;
-    }
-  }
-  if (double(k.step_size) != eps) {
-    throw std::runtime_error("ember::run::load: " + r.path + " was written with step size " + std::to_string(eps) +
-                             ", but this pipeline's kernel has " + std::to_string(double(k.step_size)));
-  }
-}
-}  // namespace detail
-
-template <class P, class Backend>
-void run<P, Backend>::save(std::string const& path) const {
-  detail::byte_writer w;
-  w.bytes = "EMBERRUN";
-  w.put(std::uint32_t(2));  // format (2: a structural fingerprint, the energy checked on load)
-  w.put(detail::ember_version);
-  w.put(std::uint32_t(sizeof(T)));
-  w.put(std::uint32_t(D));
-  w.put(detail::structural_fingerprint<P>(state_type::slots));
-  w.put(chains_);
-  w.put(seed_);
-  w.put(key_);
-  w.put(t_);
-  w.put(sched_.warmup);
-  w.put(sched_.burn_in);
-  w.put(sched_.thin);
-  w.put(seconds_);
-  w.put(warmup_seconds_);
-  w.put(restarted_chains_);
-  w.put(restarted_high_);
-  w.put_vector(energy_snapshot_);
-  w.put_vector(stuck_snapshot_);
-  if constexpr (requires { warm_.da; }) {
-    w.put(warm_.da);
-    w.put(warm_.cov);
-    w.put(std::uint8_t(warm_.metric_from_gradients));
-    w.put(warm_.grad_cov);
-    w.put(warm_.chees);
-    if constexpr (decltype(warm_)::adapts_chain_step) w.put_vector(warm_.chain_da);
-  }
-  detail::put_tunables(w, warm_.kernel);
-  detail::put_tunables(w, kernel_);
-  auto const& a = storage_.host();
-  w.put(a.stride);
-  w.put_vector(a.slots);
-  w.put_vector(a.window);
-  w.put_vector(a.frozen);
-  w.put_vector(a.diverged_at);
-  w.put_vector(a.accepted);
-  w.put_vector(a.divergent);
-  w.put_vector(samples_);
-  w.put_vector(track_);
-  detail::write_file_atomically(path, std::move(w.bytes));
-}
-
-template <class P, class Backend>
-run<P, Backend> run<P, Backend>::load(P const& pipe, std::string const& path, Backend const& backend) {
-  std::string const bytes = detail::read_checked_file(path);
-  detail::byte_reader r{bytes, path, 8};
-  auto const refuse = [&](std::string const& why) {
-    throw std::runtime_error("ember::run::load: " + path + " " + why);
-  };
-  if (r.get<std::uint32_t>() != 2) refuse("has a checkpoint format this ember cannot read");
-  char version[16];
-  r.get_bytes(version);
-  if (std::memcmp(version, detail::ember_version, sizeof version) != 0) {
-    std::string v(version, strnlen(version, sizeof version));
-    for (char& c : v)
-      if (c < 32 || c > 126) c = '?';  // a corrupt file's bytes never reach a terminal raw
-    refuse("was written by " + v + ", this is " + detail::ember_version);
-  }
-  auto const size = r.get<std::uint32_t>();
-  if (size != sizeof(T))
-    refuse("holds " + std::string(size == 4 ? "float" : size == 8 ? "double" : "unknown") +
-           " chains, but this pipeline computes in " + (sizeof(T) == 4 ? "float" : "double"));
-  auto const dim = r.get<std::uint32_t>();
-  if (dim != std::uint32_t(D))
-    refuse("holds chains of dimension " + std::to_string(dim) + ", but this pipeline's energy has dimension " +
-           std::to_string(D));
-  if (r.get<std::uint64_t>() != detail::structural_fingerprint<P>(state_type::slots))
-    refuse("was written for a different pipeline (kernel, metric, integrator, warm-up or stages differ)");
-  sample_options<T, D> opt;
-  opt.chains = r.get_count(3 * sizeof(std::int64_t) + 1);  // each chain holds diverged_at, accepted, divergent, frozen
-  opt.seed = r.get<std::uint64_t>();
-  opt.progress = false;
-  auto const key = r.get<std::uint64_t>();
-  auto const t = r.get<std::int64_t>();
-  ember::schedule sch;
-  sch.warmup = r.get<std::int64_t>();
-  sch.burn_in = r.get<std::int64_t>();
-  sch.thin = r.get<std::int64_t>();
-  auto const want = pipe.make_schedule();
-  if (sch.warmup != want.warmup || sch.burn_in != want.burn_in || sch.thin != want.thin)
-    refuse("was written for a schedule of warm-up " + std::to_string(sch.warmup) + ", burn-in " +
-           std::to_string(sch.burn_in) + ", thin " + std::to_string(sch.thin) + "; this pipeline has " +
-           std::to_string(want.warmup) + ", " + std::to_string(want.burn_in) + ", " + std::to_string(want.thin));
-  if (opt.chains <= 0 || t < 0 || t > detail::max_transitions) refuse("is corrupt (a transition count out of range)");
-  run out(pipe, opt, backend);  // allocates; its initial state is replaced below
-  out.key_ = key;
-  out.t_ = t;
-  out.seconds_ = r.get<double>();
-  out.warmup_seconds_ = r.get<double>();
-  out.restarted_chains_ = r.get<std::int64_t>();
-  out.restarted_high_ = r.get<std::int64_t>();
-  {
-    auto const e = r.get_vector<double>();
-    if (!e.empty() && e.size() != std::size_t(opt.chains)) refuse("is corrupt (an energy snapshot of another size)");
-    out.energy_snapshot_ = e;
-  }
-  {
-    auto const n = r.get_vector<T>();
-    if (!n.empty() && n.size() != std::size_t(D) * std::size_t(opt.chains)) refuse("is corrupt (a snapshot of another size)");
-    out.stuck_snapshot_ = n;
-  }
-  if constexpr (requires { out.warm_.da; }) {
-    r.get_bytes(out.warm_.da);
-    r.get_bytes(out.warm_.cov);
-    if ((r.get<std::uint8_t>() != 0) != out.warm_.metric_from_gradients)
-      refuse(std::string("was written by a warm-up whose diagonal metric came from ") +
-             (out.warm_.metric_from_gradients ? "draws only, and this pipeline's comes from draws and gradients"
-                                              : "draws and gradients, and this pipeline's does not") +
-             " (diagonal_mass({.gradients}))");
-    r.get_bytes(out.warm_.grad_cov);
-    r.get_bytes(out.warm_.chees);
-    if constexpr (decltype(out.warm_)::adapts_chain_step)
-      out.warm_.chain_da = r.get_vector<dual_averaging>(std::uint64_t(opt.chains));
-  }
-  using warm_type = decltype(out.warm_);
-  constexpr bool adapted = [] {
-    if constexpr (requires { warm_type::adapts_step; })
-      return warm_type::adapts_step || warm_type::adapts_chain_step;
-    else
-      return false;  // no warm-up
-  }();
-  detail::get_tunables(r, out.warm_.kernel, adapted);
-  detail::get_tunables(r, out.kernel_, adapted);
-  // The tuned kernel again from the adaptation state, as `advance` made it at the end of warm-up:
-  // its derived constants (MALA's √(2ε), 1/(4ε)) come from the double step size, which the
-  // saved value (in T) does not hold to the last bit.
-  detail::reassign(out.kernel_, out.warm_.frozen());
-  auto& a = out.storage_.host_mutable();
-  if (r.get<std::int64_t>() != a.stride) refuse("is corrupt (chain padding differs)");
-  a.slots = r.get_vector<T, detail::host_buffer<T>>(a.slots.size());
-  a.window = r.get_vector<T, detail::host_vector<T>>(a.window.size());
-  a.frozen = r.get_vector<std::uint8_t, detail::host_vector<std::uint8_t>>(a.frozen.size());
-  a.diverged_at = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.diverged_at.size());
-  a.accepted = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.accepted.size());
-  a.divergent = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.divergent.size());
-  out.samples_ = r.get_vector<T, detail::host_buffer<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
-  out.track_ = r.get_vector<double>(std::uint64_t(sch.kept_before(t)) * std::uint64_t(P::track_stride));
-  if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");
-  out.check_energy(path);
-  out.storage_.upload();
-  return out;
-}
-
-// The energy a checkpoint's chains were saved with is not in the file; this pipeline's energy is
-// evaluated at the saved states (every chain, or 4,096 spread over the run) and compared with the
-// energies the chains carry. A difference beyond rounding, 1024ε(1 + |U|) in T, is another model
-// or other data: refused, naming a chain and both energies. Within it (the same model, its sums
-// contracted into FMAs otherwise by this translation unit or by another build) the run goes on
-// from the saved values, so a resumed run is bitwise the uninterrupted one; re-evaluating them
-// here, on the host, would change their last bits (measured: 1-2 ulp on a diagonal Gaussian).
-template <class P, class Backend>
-void run<P, Backend>::check_energy(std::string const& path) {
-  auto const& a = storage_.host();
-  std::int64_t const checks = std::min<std::int64_t>(chains_, 4096);
-  double const tol = 1024 * double(std::numeric_limits<T>::epsilon());
-  for (std::int64_t j = 0; j < checks; ++j) {
-    std::int64_t const c = checks == chains_ ? j : j * (chains_ - 1) / (checks - 1);
-    if (a.frozen[std::size_t(c)]) continue;
-    state_type saved;
-    for (int i = 0; i < state_type::slots; ++i) saved.slot(i) = a.slots[std::size_t(i * a.stride + c)];
-    double const u = double(saved.energy), v = double(kernel_.init(saved.x).energy);
-    if (!(std::abs(u - v) <= tol * (1 + std::abs(u))))
-      throw std::runtime_error("ember::run::load: " + path + " was saved with another energy: chain " + std::to_string(c) +
-                               "'s saved state has energy " + std::to_string(u) + ", this pipeline's energy gives " +
-                               std::to_string(v) + " there (other parameters or data?)");
-  }
-}
-
 struct start_fn {
+  /// With the default backend, backend::cpu (a declaration here: ember.hpp defines it).
   template <class P, class Backend = backend::cpu>
-  auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend = {}) const {
+  auto operator()(P const& p, typename detail::options_of<P>::type const& opt) const {
+    if constexpr (!requires { sizeof(Backend); })
+      static_assert(detail::always_false<P>,
+                    "ember: this backend is declared but not defined here: the default, backend::cpu, comes with "
+                    "<ember/ember.hpp> (or <ember/backend/cpu.hpp>), backend::cuda with <ember/cuda.cuh> in a .cu file");
+    else
+      return (*this)(p, opt, Backend{});
+  }
+  template <class P, class Backend>
+  auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend) const {
     if constexpr (!detail::is_pipeline<P>::value && !detail::has_energy_type<P>) {
       static_assert(detail::always_false<P>,
                     "ember::start needs a transition kernel (ula, mala, hmc, ...) or a pipeline built from one with |");
     } else if constexpr (detail::pipeline_or_kernel<P>()) {
-      auto pipe = as_pipeline(p);
-      return run<decltype(pipe), Backend>(pipe, opt, backend);
+      if constexpr (detail::backend_diagnosis<Backend, decltype(as_pipeline(p))>()) {
+        auto pipe = as_pipeline(p);
+        return run<decltype(pipe), Backend>(pipe, opt, backend);
+      }
     }
   }
 };
