@@ -34,7 +34,6 @@ FLOORS = [  # the first entry that matches a header's path gives its floor
     ("result.hpp", 7),
     ("sample_options.hpp", 7),
     ("run/", 8),
-    ("run/run.hpp", 8),
     ("sample.hpp", 9),
     ("targets/", 10),
     ("benchmark/", 10),

@@ -171,8 +171,8 @@ void check_user_statistic(Backend const& backend) {
     CHECK(std::abs(tr.mean[std::size_t(k)][0] - mean / n) <= 1e-12 * (std::abs(mean / n) + 1));
   }
   CHECK(s(r.kept() / 2, 0) > 0.05);  // the chains moved into the tail: not 0 against 0
-  CHECK_THROWS_WITH(tr.statistic("x1"), Catch::Contains("no statistic named \"x1\"") &&
-                                            Catch::Contains("tracked: \"x0 above c, x0 squared\""));
+  CHECK_THROWS_WITH(tr.statistic("x1"), Catch::Contains("is named \"x1\"") &&
+                                            Catch::Contains("there are \"x0 above c, x0 squared\""));
   CHECK_THROWS_AS(s(r.kept(), 0), std::out_of_range);
   CHECK_THROWS_AS(s(0, 2), std::out_of_range);
 }

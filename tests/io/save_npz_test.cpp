@@ -91,6 +91,28 @@ TEST_CASE("save_npz writes a statistic of one's own as trace_<name>, (kept, sums
   CHECK(m["trace_x0___x1"].as<double>() == st.values);
 }
 
+namespace {
+// Named so that save_npz would write it as trace_mean, moments' array.
+struct named_mean {
+  static constexpr char const* name = "mean";
+  static constexpr int sums(int) { return 1; }
+  template <int I, class Chain>
+  double term(Chain const& c) const {
+    return double(c.x[0]);
+  }
+};
+}  // namespace
+
+TEST_CASE("save_npz refuses, before writing, a statistic whose array name another array has", "[io][save_npz][track]") {
+  ember::rosenbrock<float, 2> U;
+  auto r = ember::sample(ember::ula(U, {.step_size = 0.003}) | ember::track(ember::moments, named_mean{}),
+                         {.chains = 20, .steps = 10, .seed = 4});
+  ember_test::scratch_dir const dir("ember_save_npz_taken");
+  auto const path = (dir / "run.npz").string();
+  CHECK_THROWS_WITH(ember::save_npz(r, path), Catch::Contains("statistic \"mean\" would be written as trace_mean"));
+  CHECK(!std::filesystem::exists(path));
+}
+
 TEST_CASE("numpy.load reads save_npz's archive with the same values", "[io][save_npz][numpy]") {
   if (!ember_test::numpy_available()) return;
   auto r = run();

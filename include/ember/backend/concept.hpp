@@ -28,6 +28,7 @@
 #include <concepts>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace ember {
 
@@ -61,7 +62,7 @@ concept storage_reduces = requires(typename B::template storage<P> const& s, dou
 };
 template <class B, class P>
 concept storage_has_host_arrays = requires(typename B::template storage<P>& s) {
-  { s.host() } -> std::convertible_to<chain_arrays<typename P::value_type> const&>;
+  { std::as_const(s).host() } -> std::convertible_to<chain_arrays<typename P::value_type> const&>;
   { s.host_mutable() } -> std::same_as<chain_arrays<typename P::value_type>&>;
   s.upload();
 };

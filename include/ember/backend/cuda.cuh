@@ -312,7 +312,7 @@ class backend::cuda::storage {
                 "so it must be trivially copyable: no pointers to host memory, no std::vector, no virtuals");
   static_assert(sizeof(Kernel) + sizeof(chunk) + sizeof(detail::cuda_chunk_io<T>) + sizeof(typename P::tracked_type) <=
                     detail::cuda_param_limit,
-                "ember::backend::cuda: this kernel's parameters (energy and metric) do not fit in a kernel launch's "
+                "ember::backend::cuda: this kernel's parameters (energy, metric and tracked statistics) do not fit in a kernel launch's "
                 "parameter block (32,764 bytes with CUDA >= 12.1, 4,096 before); keep large parameters in a data "
                 "set in device memory, use a diagonal metric, or sample it with backend::cpu");
 

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,24 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
   constexpr int D = R::dim;
   using T = typename R::value_type;
   std::size_t const C = std::size_t(r.chains()), K = std::size_t(r.kept()), Dz = D;
+  // A user's statistic goes in as trace_<its name, other characters than [A-Za-z0-9_] as _>;
+  // refused, before anything is written, where that name is taken (numpy.load would keep one).
+  auto npz_name = [](std::string const& stat) {
+    std::string name = "trace_" + stat;
+    for (auto& ch : name)
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_')) ch = '_';
+    return name;
+  };
+  {
+    std::vector<std::string> taken = {"trace_live_chains", "trace_mean", "trace_variance", "trace_acceptance", "trace_energy"};
+    for (auto const& st : r.trace().statistics) {
+      std::string const name = npz_name(st.name);
+      if (std::find(taken.begin(), taken.end(), name) != taken.end())
+        throw std::invalid_argument("ember::save_npz: statistic \"" + st.name + "\" would be written as " + name +
+                                    ", a name another array of the archive has; rename the statistic");
+      taken.push_back(name);
+    }
+  }
   npz_writer z(path);
 
   auto const draws = r.samples();
@@ -111,12 +130,8 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
   add_moments("trace_variance", tr.variance);
   if (!tr.acceptance.empty()) z.add("trace_acceptance", tr.acceptance.data(), std::array<std::size_t, 1>{tr.acceptance.size()});
   if (!tr.energy.empty()) z.add("trace_energy", tr.energy.data(), std::array<std::size_t, 1>{tr.energy.size()});
-  for (auto const& st : tr.statistics) {  // a user's statistics (pipeline/track.hpp)
-    std::string name = "trace_" + st.name;
-    for (auto& ch : name)
-      if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_')) ch = '_';
-    z.add(name, st.values.data(), std::array<std::size_t, 2>{std::size_t(st.kept()), std::size_t(st.width)});
-  }
+  for (auto const& st : tr.statistics)  // a user's statistics (pipeline/track.hpp)
+    z.add(npz_name(st.name), st.values.data(), std::array<std::size_t, 2>{std::size_t(st.kept()), std::size_t(st.width)});
 
   auto const s = summarize(r, o);
   auto column = [&](std::string const& name, auto member) {

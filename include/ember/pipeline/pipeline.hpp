@@ -84,6 +84,7 @@ struct pipeline {
   /// Doubles a backend sums over chains at each kept step: the live count, then every tracked
   /// statistic's sums in track order (0: nothing is tracked).
   static constexpr int track_stride = tracked_type::count > 0 ? 1 + tracked_type::template sums<dim>() : 0;
+  static_assert(tracked_type::template sums_positive<dim>(), "ember::track: a statistic's sums(dim) must be at least 1");
   /// Whether statistic `Stat` (e.g. `acceptance_t`) is tracked.
   template <class Stat>
   static constexpr bool tracks = detail::statistics_have<Stat, tracked_type>::value;

@@ -18,7 +18,9 @@
 /// chain in double (backend/cpu.hpp, backend/cuda.cuh); it never names a statistic. Without
 /// `finish`, the trace keeps each sum's mean over the live chains under `name`
 /// (`trace().statistic(name)(k, i)`). A statistic is trivially copyable, so that it travels to
-/// a GPU with the pipeline; its data members, if any, are what `term` reads.
+/// a GPU with the pipeline; its data members, if any, are plain values (numbers, not data sets:
+/// no backend moves a statistic's data to a device), and they are what `term` reads. `sums(dim)`
+/// is at least 1. Names are distinct, so a statistic type is tracked once per pipeline.
 
 #include <ember/core/config.hpp>
 #include <ember/core/vec.hpp>
@@ -60,7 +62,8 @@ struct tracked_values {
 };
 
 /// Per-kept-step diagnostics over the chains still live at that step (`track(...)`).
-/// Vectors have one entry per kept step; those of diagnostics that were not tracked are empty.
+/// The vectors of the built-in statistics have one entry per kept step (empty where not
+/// tracked); `statistics` has one entry per statistic without a `finish` of its own.
 /// A kept step at which no chain is live has `live_chains` 0 and zeros elsewhere (never 0/0).
 template <int D>
 struct trace {
@@ -76,8 +79,10 @@ struct trace {
       if (s.name == name) return s;
     std::string known;
     for (auto const& s : statistics) known += (known.empty() ? "" : ", ") + ("\"" + s.name + "\"");
-    throw std::out_of_range("ember::trace::statistic: no statistic named \"" + std::string(name) + "\" was tracked" +
-                            (known.empty() ? std::string(" (none without a finish of its own)") : " (tracked: " + known + ")"));
+    throw std::out_of_range("ember::trace::statistic: no statistic without a finish of its own is named \"" +
+                            std::string(name) + "\"" +
+                            (known.empty() ? std::string(" (there are none") : " (there are " + known) +
+                            "; moments, acceptance and mean_energy are in trace's mean, variance, acceptance and energy)");
   }
 };
 
@@ -157,6 +162,10 @@ struct statistics<> {
   static constexpr int sums() {
     return 0;
   }
+  template <int D>
+  static constexpr bool sums_positive() {
+    return true;
+  }
 };
 template <class H, class... S>
 struct statistics<H, S...> {
@@ -164,6 +173,10 @@ struct statistics<H, S...> {
   template <int D>
   static constexpr int sums() {
     return H::sums(D) + statistics<S...>::template sums<D>();
+  }
+  template <int D>
+  static constexpr bool sums_positive() {
+    return H::sums(D) >= 1 && statistics<S...>::template sums_positive<D>();
   }
   H head;
   statistics<S...> tail;
@@ -187,17 +200,11 @@ consteval bool distinct_names() {
       if (names[i] == names[j]) return false;
   return true;
 }
-template <class... S>
-constexpr statistics<S...> pack_statistics(S const&... s) {
-  statistics<S...> p;
-  if constexpr (sizeof...(S) > 0) {
-    auto fill = [](auto& self, auto& q, auto const& h, auto const&... t) -> void {
-      q.head = h;
-      if constexpr (sizeof...(t) > 0) self(self, q.tail, t...);
-    };
-    fill(fill, p, s...);
-  }
-  return p;
+// Built by aggregate initialisation, so a statistic needs no default constructor.
+constexpr statistics<> pack_statistics() { return {}; }
+template <class H, class... S>
+constexpr statistics<H, S...> pack_statistics(H const& h, S const&... s) {
+  return {h, pack_statistics(s...)};
 }
 
 /// S::sums(D) as a constant (so that device code reads a constant, not a host function's call).

@@ -478,7 +478,7 @@ struct start_fn {
     else
       return (*this)(p, opt, Backend{});
   }
-  template <class P, class Backend>
+  template <class P, class Backend = backend::cpu>
   auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend) const {
     if constexpr (!detail::is_pipeline<P>::value && !detail::has_energy_type<P>) {
       static_assert(detail::always_false<P>,
