@@ -77,6 +77,37 @@ TEST_CASE("uniforms lie in (0, 1] and are strictly below 1 in double", "[core][r
 }
 
 template <class T>
+void check_uniform_vectors() {
+  // D = 6 spans a partial second Philox block; the first of the vector is the scalar uniform.
+  // Each coordinate's mean (1/2, sd 1/√12) and the correlation of coordinates within and across
+  // blocks (0, sd 1/(12√n)) within 5 standard errors.
+  constexpr int D = 6;
+  int const n = 100'000;
+  double m[D] = {}, c04 = 0, c12 = 0;
+  for (int c = 0; c < n; ++c) {
+    auto const rng = ember::make_chain_rng<T>(99, std::uint32_t(c), 5);
+    auto const u = rng.template uniform<D>(ember::purpose::user);
+    REQUIRE(u[0] == rng.uniform(ember::purpose::user));
+    for (int d = 0; d < D; ++d) {
+      REQUIRE(u[d] > T(0));
+      REQUIRE(u[d] <= T(1));
+      m[d] += double(u[d]);
+    }
+    c04 += (double(u[0]) - 0.5) * (double(u[4]) - 0.5);
+    c12 += (double(u[1]) - 0.5) * (double(u[2]) - 0.5);
+  }
+  for (int d = 0; d < D; ++d) CHECK(std::abs(m[d] / n - 0.5) / std::sqrt(1.0 / 12.0 / n) < 5);
+  double const se = 1.0 / 12.0 / std::sqrt(double(n));
+  CHECK(std::abs(c04 / n) / se < 5);
+  CHECK(std::abs(c12 / n) / se < 5);
+}
+
+TEST_CASE("uniform<D> draws D independent uniforms, the first of them uniform()'s", "[core][rng]") {
+  check_uniform_vectors<float>();
+  check_uniform_vectors<double>();
+}
+
+template <class T>
 void check_normal_moments() {
   // D = 7 exercises a partial Philox block. One vector per chain, so all draws are independent.
   constexpr int D = 7;

@@ -257,6 +257,12 @@ struct chain_rng {
     return u;
   }
 
+  /// `D` independent uniforms in (0, 1] for purpose `p`, four per Philox block, as `normal<D>`
+  /// gives normals; the first is `uniform(p)`.
+  template <int D>
+  EMBER_HD EMBER_INLINE vec<S, D> uniform(purpose p) const {
+    return uniform_from<D>(p, 0);
+  }
   /// One uniform in (0, 1] for purpose `p` (never 0, so log u is finite).
   EMBER_HD EMBER_INLINE S uniform(purpose p) const {
     auto w = philox4x32_lanes<S>(chain, step, 0u, std::uint32_t(p), key0, key1);
