@@ -2,6 +2,8 @@
 // the palindromic coefficient lists they generalise (bit for bit), and the lazy gradient rule.
 #include <ember/ember.hpp>
 
+#include "generic/sampler_checks.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -118,6 +120,17 @@ TEST_CASE("hmc_with a splitting draws what hmc with velocity_verlet draws", "[in
   auto da = a.samples().data(), db = b.samples().data();
   REQUIRE(da.size() == db.size());
   for (std::size_t i = 0; i < da.size(); ++i) REQUIRE(da[i] == db[i]);
+}
+
+TEST_CASE("hmc_with a splitting takes the metric a warm-up adapts, diagonal or dense", "[integrator][splitting][hmc][statistics]") {
+  // A correlated 10-dimensional Gaussian (eigenvalues 0.2 to 4.3): after warm-up, 300 more
+  // transitions of HMC with an adapted metric relax any start far below the standard errors.
+  ember_test::gaussian10 g;
+  auto kernel = hmc_with<splitting<B(1, 2), A, B(1, 2)>>(g.energy(), {.integrator_steps = 6});
+  auto diagonal = sample(kernel | warmup(400) | burn_in(300), {.chains = 10'000, .steps = 1, .seed = 13});
+  ember_test::check_gaussian_moments<decltype(diagonal), 10>(diagonal, g.mu, g.sigma, ember_test::gaussian10::pairs());
+  auto dense = sample(kernel | warmup(400, step_size(), dense_mass()) | burn_in(300), {.chains = 10'000, .steps = 1, .seed = 14});
+  ember_test::check_gaussian_moments<decltype(dense), 10>(dense, g.mu, g.sigma, ember_test::gaussian10::pairs());
 }
 
 TEST_CASE("position Verlet (A B A) as a Hamiltonian splitting evaluates the energy once after L steps",

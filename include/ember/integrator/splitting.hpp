@@ -21,7 +21,9 @@
 /// `diagonal_mass()` gives the underdamped Langevin kernels) the momentum is carried whitened,
 /// v = M^{−1/2} p ~ N(0, I): `A` moves xᵢ by w h sᵢ vᵢ, `B` kicks vᵢ by −w h sᵢ ∂ᵢU, and `O` is
 /// the unit-mass one; the kinetic energy is |v|²/2. A metric that changes between transitions
-/// (warm-up) then leaves v's law alone.
+/// (warm-up) then leaves v's law alone. Without `O` (HMC, `hmc_with<splitting<...>>`) any metric
+/// with M⁻¹ = L Lᵀ works the same way: `A` moves x by w h L v, `B` kicks v by −w h Lᵀ∇U (a dense
+/// one from `dense_mass()` too).
 ///
 /// Gradients are evaluated lazily: a `B` evaluates ∇U only if an `A` moved x since the last
 /// evaluation (known at compile time from the sequence), so BAOAB, OBABO and velocity Verlet
@@ -220,50 +222,65 @@ struct splitting {
     finish<stale_after(From, To, false)>(U, s);
   }
 
-  /// L steps of a splitting without `O` (Hamiltonian dynamics), in place; HMC's integrator
-  /// interface. Between steps no evaluation is repeated: a sequence ending in a drift and
-  /// starting with one (A B A) evaluates the energy only once, after the last step.
+  /// L steps of a splitting without `O` (Hamiltonian dynamics), in place, in plain momentum p
+  /// with a scalar inverse mass m⁻¹. Between steps no evaluation is repeated: a sequence ending
+  /// in a drift and starting with one (A B A) evaluates the energy only once, after the last step.
   template <class E, class S, int D>
   EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& p, element_t<S> eps,
                                           element_t<S> inv_mass, int L) {
-    static_assert(noises == 0, "ember::splitting: a Hamiltonian integrator (HMC) cannot contain O operators");
-    constexpr bool carry = stale_after(0, size, false);
-    ou_coefficients<element_t<S>, 0> none{};
-    auto no_noise = [](auto) { return vec<S, D>{}; };
-    if (L <= 0) return;
-    run<0, size, false>(U, s, p, eps, inv_mass, none, no_noise);
-    for (int l = 1; l < L; ++l) run<0, size, carry>(U, s, p, eps, inv_mass, none, no_noise);
-    finish<carry>(U, s);
+    hamiltonian(U, s, p, eps, inv_mass, L);
   }
 
-  /// HMC's interface (kernel/hmc.hpp): whitened momentum v and a scalar metric L = σ, which is
-  /// the p-form above with p = v/σ and m⁻¹ = σ².
+  /// HMC's interface (kernel/hmc.hpp): whitened momentum v and the kernel's metric. A scalar
+  /// metric L = σ is the p-form above with p = v/σ and m⁻¹ = σ² (the bits of hmc's
+  /// velocity_verlet); a diagonal or dense one drifts by L v and kicks by Lᵀ∇U.
   template <class E, class S, int D, class Metric>
     requires(!std::is_arithmetic_v<Metric>)
   EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& v, element_t<S> eps,
                                           Metric const& metric, int L) {
     using T = element_t<S>;
-    static_assert(std::is_same_v<Metric, scalar_metric<T>>,
-                  "ember::splitting in hmc takes a scalar mass; an adapted diagonal or dense metric needs one of "
-                  "the palindromic integrators (velocity_verlet, mclachlan, yoshida)");
-    T const inv = T(1) / metric.scale;
-    for (int i = 0; i < D; ++i) v[i] = v[i] * S(inv);
-    steps(U, s, v, eps, metric.scale * metric.scale, L);
-    for (int i = 0; i < D; ++i) v[i] = v[i] * S(metric.scale);
+    if constexpr (std::is_same_v<Metric, scalar_metric<T>>) {
+      T const inv = T(1) / metric.scale;
+      for (int i = 0; i < D; ++i) v[i] = v[i] * S(inv);
+      hamiltonian(U, s, v, eps, metric.scale * metric.scale, L);
+      for (int i = 0; i < D; ++i) v[i] = v[i] * S(metric.scale);
+    } else {
+      hamiltonian(U, s, v, eps, metric, L);
+    }
   }
 
  private:
+  template <class E, class S, int D, class Mass>
+  EMBER_HD EMBER_INLINE static void hamiltonian(E const& U, chain_state<S, D>& s, vec<S, D>& p, element_t<S> eps,
+                                                Mass const& mass, int L) {
+    static_assert(noises == 0, "ember::splitting: a Hamiltonian integrator (HMC) cannot contain O operators");
+    constexpr bool carry = stale_after(0, size, false);
+    ou_coefficients<element_t<S>, 0> none{};
+    auto no_noise = [](auto) { return vec<S, D>{}; };
+    if (L <= 0) return;
+    run<0, size, false>(U, s, p, eps, mass, none, no_noise);
+    for (int l = 1; l < L; ++l) run<0, size, carry>(U, s, p, eps, mass, none, no_noise);
+    finish<carry>(U, s);
+  }
+
   template <int J, int To, bool Stale, class E, class S, int D, class Mass, class Noise>
   EMBER_HD EMBER_INLINE static void run(E const& U, chain_state<S, D>& s, vec<S, D>& p, element_t<S> h,
                                         Mass const& mass, ou_coefficients<element_t<S>, noises> const& ou,
                                         Noise const& noise) {
     if constexpr (J < To) {
       using T = element_t<S>;
-      constexpr bool diagonal = !std::is_arithmetic_v<Mass>;  // whitened momentum, see the file comment
+      // Whitened momentum (see the file comment): a diagonal metric coordinate by coordinate, any
+      // other (dense) through L and Lᵀ.
+      constexpr bool diagonal = std::is_same_v<Mass, diagonal_metric<T, D>>;
+      constexpr bool whitened = !std::is_arithmetic_v<Mass> && !diagonal;
       constexpr flow k = kind<J>;
       if constexpr (k == flow::drift) {
         if constexpr (diagonal) {
           for (int i = 0; i < D; ++i) s.x[i] = fmadd(S(T(weight<J>) * h * mass.scale[i]), p[i], s.x[i]);
+        } else if constexpr (whitened) {
+          auto const w = mass.apply(p);
+          S const c = S(T(weight<J>) * h);
+          for (int i = 0; i < D; ++i) s.x[i] = fmadd(c, w[i], s.x[i]);
         } else {
           S const c = S(T(weight<J>) * h * mass);
           for (int i = 0; i < D; ++i) s.x[i] = fmadd(c, p[i], s.x[i]);
@@ -272,6 +289,10 @@ struct splitting {
         if constexpr (Stale) s.energy = U.value_and_grad(s.x, s.grad);
         if constexpr (diagonal) {
           for (int i = 0; i < D; ++i) p[i] = fmadd(S(-(T(weight<J>) * h * mass.scale[i])), s.grad[i], p[i]);
+        } else if constexpr (whitened) {
+          auto const g = mass.apply_transpose(s.grad);
+          S const c = S(-(T(weight<J>) * h));
+          for (int i = 0; i < D; ++i) p[i] = fmadd(c, g[i], p[i]);
         } else {
           S const c = S(-(T(weight<J>) * h));
           for (int i = 0; i < D; ++i) p[i] = fmadd(c, s.grad[i], p[i]);
