@@ -48,7 +48,11 @@ void print(char const* cs, R const& r) {
   std::vector<std::int64_t> acc;
   for (std::int64_t c = 0; c < r.chains(); ++c) acc.push_back(r.accepted(c));
   line(cs, "accepted", fnv(acc));
-  std::printf("%-4s %-22s %.17g\n", cs, "step_size", r.adapted().step_size);
+  auto const a = r.adapted();
+  std::printf("%-4s %-22s %.17g\n", cs, "step_size", a.step_size);
+  std::printf("%-4s %-22s %.17g\n", cs, "trajectory_length", a.trajectory_length);
+  if (!a.metric_scale.empty()) line(cs, "metric", fnv(a.metric_scale));
+  if (!a.step_sizes.empty()) line(cs, "step_sizes", fnv(a.step_sizes));
 }
 
 }  // namespace
@@ -66,6 +70,22 @@ int main(int argc, char** argv) {
                           track(moments, acceptance, mean_energy),
                       {.chains = 999, .steps = 100, .seed = 7}, be));
   if (want("P2c")) print("P2c", sample(chees_hmc(U10) | thin(2) | track(moments), {.chains = 64, .steps = 200, .seed = 7}, be));
+  // Every warm-up adapter and combination (issue 33, point 2), including a warm-up so short that
+  // a metric window closes on its last transition.
+  auto const W = [&](char const* c, auto pipe, std::int64_t chains = 64) {
+    if (want(c)) print(c, sample(pipe, {.chains = chains, .steps = 60, .seed = 7}, be));
+  };
+  W("Wm", mala(U10, {.step_size = 0.1}) | warmup(300) | record());
+  W("Wmd", mala(U10, {.step_size = 0.1}) | warmup(300, step_size(), diagonal_mass({.gradients = false})) | record());
+  W("Whd", hmc(U10, {.step_size = 0.1, .integrator_steps = 8}) | warmup(300, step_size(), dense_mass()) | record());
+  W("Whp", hmc(U10, {.step_size = 0.1, .integrator_steps = 8}) | warmup(300, step_size(per_chain), diagonal_mass()) | record());
+  W("Wmp", mala(U10, {.step_size = 0.1}) | warmup(200, step_size(per_chain, {.target = 0.7})) | record());
+  W("Wcd", hmc(U10, {.step_size = 0.1, .integrator_steps = 8}) | warmup(300, step_size(), dense_mass(), chees()) | record());
+  W("Wc", hmc(U10, {.step_size = 0.1, .integrator_steps = 8}) | warmup(200, step_size(), chees({.learning_rate = 0.05})) | record());
+  W("Wu", underdamped_langevin(U10, {}) | warmup(300) | record());
+  W("Wau", adjusted_underdamped_langevin(U10, {}) | warmup(300) | record());
+  W("W5", hmc(U10, {.step_size = 0.1, .integrator_steps = 8}) | warmup(5, step_size(), diagonal_mass(), chees()) | record());
+  W("W7p", mala(U10, {.step_size = 0.1}) | warmup(7, step_size(per_chain), diagonal_mass()) | record());
   if (want("P1s")) print("P1s", sample(ula(U10, {.step_size = 0.1}) | record() | track(moments, acceptance),
                       {.chains = 37, .steps = 50, .seed = 7}, backend::cpu{.threads = 2, .simd = false}));
 }

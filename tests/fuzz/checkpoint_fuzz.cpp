@@ -64,7 +64,7 @@ ember_fuzz::reader make_reader() {
   save_seeds(mala_pipe(), r.seeds, path);
   save_seeds(hmc_pipe(), r.seeds, path);
   save_seeds(per_chain_pipe(), r.seeds, path);
-  r.tokens = {"EMBERRUN", "ember 0.5.0", std::string(8, '\xff'), std::string(8, '\0'), std::string("\x01\0\0\0", 4)};
+  r.tokens = {"EMBERRUN", "ember 0.6.0", std::string(8, '\xff'), std::string(8, '\0'), std::string("\x01\0\0\0", 4)};
   r.fix = mend_checksum;
   r.printable_messages = false;  // run::load quotes the version bytes of the file (run/checkpoint.hpp); counted, not failed
   r.target = [path](std::string const& b) {

@@ -1,6 +1,6 @@
 // Warm-up adaptation of the two underdamped Langevin kernels, from their defaults-only form
 // (`kernel(U, {}) | warmup(n)`: step size and diagonal metric), judged by statistics as in
-// adaptation_test.cpp: the draws after warm-up have the target's moments (one draw per chain, so
+// adapt/warmup_test.cpp: the draws after warm-up have the target's moments (one draw per chain, so
 // the standard errors are exact), the adapted metric matches the target's variances within the
 // error of its window, the adjusted kernel's acceptance ends near its target 0.9, and the
 // unadjusted kernel's warm-up is the adjusted one's (kernel/underdamped_langevin.hpp).
@@ -55,7 +55,7 @@ double worst_moment_z(R const& r) {
 
 // Worst |z| of the adapted metric's variances against the target's: the last window pools C
 // chains, and each chain's window average of (x − μ)² has variance at most 2σ⁴ (one draw's), so
-// the estimate's standard error is at most σ²√(2/C) (adaptation_test.cpp).
+// the estimate's standard error is at most σ²√(2/C) (adapt/warmup_test.cpp).
 template <class R>
 double worst_metric_z(R const& r) {
   auto const& scale = r.adapted().metric_scale;
@@ -103,7 +103,7 @@ TEST_CASE("underdamped langevin kernels adapt step size and diagonal metric from
 
 TEST_CASE("adjusted underdamped langevin's step size ends at its target acceptance 0.9",
           "[adapt][underdamped_langevin]") {
-  // Over seeds, as in adaptation_test.cpp: each warm-up ends at a different step size, so the
+  // Over seeds, as in adapt/warmup_test.cpp: each warm-up ends at a different step size, so the
   // Monte-Carlo error of an adapted acceptance is its spread over seeds.
   std::vector<double> acc;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {

@@ -194,7 +194,7 @@ TEST_CASE("bad checkpoints are refused with a sentence naming the mismatch", "[r
   }
   SECTION("another ember version") {
     auto b = bytes;
-    b[8 + 4 + 8] = '9';  // "ember 0.5.0" → "ember 0.9.0"
+    b[8 + 4 + 8] = '9';  // "ember 0.6.0" → "ember 0.9.0"
     write(b, true);
     CHECK_THAT(message_of<RE>([&] { Run::load(pipe, path); }), Catch::Contains("written by ember 0.9.0"));
   }

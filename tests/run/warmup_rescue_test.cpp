@@ -138,7 +138,7 @@ TEST_CASE("a real second mode is never emptied by the energy rescue", "[adaptati
 TEST_CASE("Stan's diagonal metric (draws only) matches the target's variances", "[adapt][metric]") {
   // `diagonal_mass({.gradients = false})`, the draws' variance: the last window pools C chains,
   // each chain's window average of (x − μ)² has variance at most one draw's, 2σ⁴, so the
-  // estimate's standard error is at most σ²√(2/C) (as adaptation_test.cpp for the default).
+  // estimate's standard error is at most σ²√(2/C) (as adapt/warmup_test.cpp for the default).
   constexpr int D = 10;
   vec<double, D> sd;
   for (int i = 0; i < D; ++i) sd[i] = std::pow(10.0, -1.5 * i / (D - 1));

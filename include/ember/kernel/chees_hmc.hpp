@@ -11,7 +11,7 @@
 
 #include <ember/kernel/hmc.hpp>
 #include <ember/pipeline/pipeline.hpp>
-#include <ember/pipeline/stages.hpp>
+#include <ember/adapt/warmup.hpp>
 
 #include <cstdint>
 

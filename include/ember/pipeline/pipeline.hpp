@@ -4,20 +4,19 @@
 /// `mala(U) | warmup(1000) | burn_in(500) | thin(10) | record() | track(moments)`.
 /// The pipeline is a type: which stages it has is known at compile time, and their run-time
 /// numbers (warm-up, burn-in, thinning) fold into one `schedule`. A run (run/run.hpp) advances it in
-/// fused chunks (pipeline/fused_loop.hpp). A warm-up that adapts a metric rebinds the kernel to
-/// one with a diagonal or dense metric here, so the pipeline's kernel type is the tuned one;
-/// `step_size(per_chain)` wraps it in `per_chain_step_size` (each chain carries its own ε).
+/// fused chunks (pipeline/fused_loop.hpp). A warm-up's adapters may rebind the kernel here, so the
+/// pipeline's kernel type is the tuned one: diagonal_mass() gives it a diagonal metric,
+/// step_size(per_chain) wraps it in `per_chain_step_size` (each chain carries its own ε).
 
 #include <ember/core/concepts.hpp>
 #include <ember/detail/kernel_diagnosis.hpp>
-#include <ember/core/metric.hpp>
-#include <ember/kernel/per_chain_step_size.hpp>
 #include <ember/pipeline/stages.hpp>
 
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 namespace ember {
@@ -38,8 +37,6 @@ struct schedule {
 /// No warm-up stage.
 struct no_warmup {
   std::int64_t n = 0;
-  template <class A>
-  static constexpr bool has = false;
 };
 
 namespace detail {
@@ -100,55 +97,23 @@ struct pipeline {
 
 namespace detail {
 
-template <class K>
-concept has_metric = requires(K const& k) { k.with_metric(k.metric); };
-
-// A kernel whose transition takes a step size per lane: `step(s, rng, ε)` (mala, hmc).
-template <class K>
-concept takes_lane_step_size =
-    requires(K const& k, chain_state<typename K::value_type, K::dim>& s, chain_rng<typename K::value_type> const& rng) {
-      k.step(s, rng, typename K::value_type(1));
-    };
-
-// Whether warm-up W can tune Kernel; where not, one static_assert says why (and `append` then
-// leaves the warm-up out, so that the sentence is the only error).
+// Whether warm-up W can tune Kernel: every adapter's `fits` (whose static_assert says why not;
+// `append` then leaves the warm-up out, so that the sentence is the only error).
 template <class Kernel, class W>
 constexpr bool warmup_fits() {
-  constexpr bool needs_metric = W::template has<diagonal_mass_adapter> || W::template has<dense_mass_adapter>;
-  constexpr bool per_chain = W::template has<per_chain_step_size_adapter>;
-  constexpr bool needs_acceptance = W::template has<step_size_adapter> || W::template has<chees_adapter> || per_chain;
-  constexpr bool metric = !needs_metric || has_metric<Kernel>;
-  constexpr bool acceptance = !needs_acceptance || requires { Kernel::target_acceptance; };
-  constexpr bool trajectory = !W::template has<chees_adapter> || requires(Kernel const& k) { k.with_trajectory_length(1.0); };
-  constexpr bool lanes = !per_chain || takes_lane_step_size<Kernel>;
-  static_assert(metric, "ember::warmup: diagonal_mass() and dense_mass() need a kernel with a metric (mala, hmc, the underdamped Langevin kernels)");
-  static_assert(acceptance, "ember::warmup: step_size() and chees() need a kernel with a target acceptance (mala, hmc, the underdamped Langevin kernels)");
-  static_assert(trajectory, "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
-  static_assert(lanes, "ember::warmup: step_size(per_chain) needs a kernel that takes a step size per chain (mala, hmc)");
-  return metric && acceptance && trajectory && lanes;
+  return []<class... A>(warmup_stage<A...> const*) {
+    return (adapter_fits<A, Kernel, W>() && ...);
+  }(static_cast<W const*>(nullptr));
 }
 
-// The kernel a warm-up tunes: with a diagonal or dense metric if the warm-up adapts one.
-template <class Kernel, class W>
-auto rebind_for_warmup(Kernel const& k, W const&) {
-  using T = typename Kernel::value_type;
-  constexpr int D = Kernel::dim;
-  constexpr bool per_chain = W::template has<per_chain_step_size_adapter>;
-  auto rebound = [&] {
-    if constexpr (W::template has<diagonal_mass_adapter>) {
-      diagonal_metric<T, D> m;
-      for (int i = 0; i < D; ++i) m.scale[i] = T(1);
-      return k.with_metric(m);
-    } else if constexpr (W::template has<dense_mass_adapter>) {
-      return k.with_metric(dense_metric<T, D>::identity());
-    } else {
-      return k;
-    }
-  }();
-  if constexpr (per_chain)
-    return per_chain_step_size<decltype(rebound)>{rebound};
+// The kernel a warm-up tunes: each adapter's rebind in turn (a diagonal or dense metric, a step
+// size per chain).
+template <std::size_t J = 0, class Kernel, class... A>
+auto rebind_for_warmup(Kernel const& k, warmup_stage<A...> const& w) {
+  if constexpr (J == sizeof...(A))
+    return k;
   else
-    return rebound;
+    return rebind_for_warmup<J + 1>(adapter_rebind(std::get<J>(w.adapters), k), w);
 }
 
 inline std::int64_t checked_add(std::int64_t a, std::int64_t b, char const* what) {

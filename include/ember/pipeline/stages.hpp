@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The stages a kernel is piped into: `warmup(n, adapters...)`, `burn_in(n)`, `thin(k)`,
+/// The stages a kernel is piped into: `warmup(n, adapters...)` (the adapters are adapt/'s), `burn_in(n)`, `thin(k)`,
 /// `record()` and `track(statistics...)` (pipeline/track.hpp). Stages are small values;
 /// `operator|` collects them into a `pipeline` type (pipeline/pipeline.hpp), which a run
 /// (run/run.hpp) advances in fused chunks.
@@ -26,94 +26,53 @@ struct thin_stage {
 /// Keep the draws of every chain at every kept step in host memory (`result::samples()`).
 struct record_stage {};
 
-// --- warm-up adaptation (adapt/warmup.hpp does the work) ---
+// --- warm-up ---
 
-/// Step size by dual averaging (Hoffman & Gelman 2014, Stan's γ = 0.05, t₀ = 10, κ = 0.75)
-/// towards `target` acceptance (0: the kernel's own, MALA 0.574, HMC 0.8, ChEES-HMC 0.651),
-/// from the mean acceptance probability of all live chains at each warm-up transition (one step
-/// size for all chains, reduced in a fixed order so it depends on nothing but the seed). With
-/// `chees()`, the harmonic mean over chains instead, with γ = 0.2 (adapt/warmup.hpp).
-struct step_size_adapter {
-  double target = 0;
-};
-/// `step_size(per_chain)`: each chain its own step size, by its own dual averaging on its own
-/// acceptance probability (same constants and target defaults as `step_size()`), kept per chain
-/// after warm-up. A distinct type rather than a flag, because it changes the kernel a run
-/// executes (each chain carries its ε in its state, adapt/warmup.hpp); the pooled `step_size()`
-/// stays the default and its loop is unchanged. Not with `chees()`: a SIMD batch or a warp
-/// integrates its chains in step, so ⌈uT/ε⌉ cannot differ between chains.
-struct per_chain_step_size_adapter {
-  double target = 0;
-};
-/// The tag of `step_size(per_chain)`.
-struct per_chain_t {};
-inline constexpr per_chain_t per_chain{};
-
-/// A diagonal metric estimated in Stan's growing windows from all chains pooled, regularised as
-/// Stan does: by default from draws and gradients, σᵢ² = √(Var xᵢ / Var ∂ᵢU) (nutpie's; robust to
-/// chains still on their way in, adapt/covariance.hpp); `{.gradients = false}`: Stan's, the
-/// draws' variance σᵢ² = Var xᵢ.
-struct diagonal_mass_adapter {
-  bool gradients = true;
-};
-/// A dense metric (inverse mass = the target's covariance, D ≤ 64), likewise.
-struct dense_mass_adapter {};
-/// HMC's trajectory length by ChEES (Hoffman, Radul & Sountsov 2021): Adam (β₁ = 0, β₂ = 0.95)
-/// on log T, Halton-jittered trajectories, T carried into each new metric's time; the step size
-/// targets harmonic-mean acceptance 0.651 (docs/tuning.md). Needs at least 2 chains.
-struct chees_adapter {
-  double learning_rate = 0.025;
-};
+/// The parameters a warm-up adapts, as flags: `tunable::step_size | tunable::metric`.
+enum class tunable : unsigned { nothing = 0, step_size = 1, metric = 2, trajectory_length = 4 };
+constexpr tunable operator|(tunable a, tunable b) { return tunable(unsigned(a) | unsigned(b)); }
+constexpr bool any(tunable a, tunable b) { return (unsigned(a) & unsigned(b)) != 0; }
 
 namespace detail {
-/// An adapter's target acceptance: 0 (the kernel's own) or in (0, 1); anything else, NaN
-/// included, is refused rather than read as the default.
-inline double checked_target(double target) {
-  if (!(target == 0 || (target > 0 && target < 1)))
-    throw std::invalid_argument("ember::step_size: target must be 0 (the kernel's own) or an acceptance rate in (0, 1), got " +
-                                std::to_string(target));
-  return target;
+template <class A>
+consteval tunable tunes_of() {
+  if constexpr (requires { A::tunes; })
+    return A::tunes;
+  else
+    return tunable::nothing;
 }
-inline double checked_learning_rate(double rate) {
-  if (!(rate > 0 && rate < 1e300))
-    throw std::invalid_argument("ember::chees: learning_rate must be positive and finite, got " + std::to_string(rate));
-  return rate;
+consteval int bits(tunable t) { return __builtin_popcount(unsigned(t)); }
+// Whether adapter A can tune kernel K in warm-up W (its own static_assert says why not).
+template <class A, class K, class W>
+consteval bool adapter_fits() {
+  if constexpr (requires { A::template fits<K, W>(); })
+    return A::template fits<K, W>();
+  else
+    return true;
+}
+// The kernel adapter A tunes (K itself unless it rebinds it, e.g. to a diagonal metric).
+template <class A, class K>
+auto adapter_rebind(A const& a, K const& k) {
+  if constexpr (requires { a.rebind(k); })
+    return a.rebind(k);
+  else
+    return k;
 }
 }  // namespace detail
 
-inline step_size_adapter step_size(step_size_adapter o = {}) { return {detail::checked_target(o.target)}; }
-inline per_chain_step_size_adapter step_size(per_chain_t, step_size_adapter o = {}) { return {detail::checked_target(o.target)}; }
-inline constexpr diagonal_mass_adapter diagonal_mass(diagonal_mass_adapter o = {}) { return o; }
-inline constexpr dense_mass_adapter dense_mass() { return {}; }
-inline chees_adapter chees(chees_adapter o = {}) { return {detail::checked_learning_rate(o.learning_rate)}; }
-
-/// `warmup(n, adapters...)`: n transitions before burn-in during which the kernel is tuned;
-/// afterwards it is frozen, so kept draws come from one fixed Markov kernel. With no adapters:
-/// step size and diagonal metric.
+/// `warmup(n, adapters...)`: n transitions before burn-in during which the adapters tune the
+/// kernel's parameters (adapt/adapter.hpp says what an adapter is; adapt/warmup.hpp folds them);
+/// afterwards it is frozen, so kept draws come from one fixed Markov kernel. `warmup(n)` alone:
+/// step size and diagonal metric (adapt/warmup.hpp).
 template <class... Adapters>
 struct warmup_stage {
-  static_assert(((std::is_same_v<Adapters, step_size_adapter> || std::is_same_v<Adapters, per_chain_step_size_adapter> ||
-                  std::is_same_v<Adapters, diagonal_mass_adapter> || std::is_same_v<Adapters, dense_mass_adapter> ||
-                  std::is_same_v<Adapters, chees_adapter>) && ...),
-                "ember::warmup takes step_size(), step_size(per_chain), diagonal_mass(), dense_mass() and chees()");
-  template <class A>
-  static constexpr bool has = (std::is_same_v<A, Adapters> || ...);
-  static_assert(!(has<diagonal_mass_adapter> && has<dense_mass_adapter>),
-                "ember::warmup: choose diagonal_mass() or dense_mass(), not both");
-  static_assert(!(has<step_size_adapter> && has<per_chain_step_size_adapter>),
-                "ember::warmup: choose step_size() or step_size(per_chain), not both");
-  static_assert(!(has<per_chain_step_size_adapter> && has<chees_adapter>),
-                "ember::warmup: step_size(per_chain) cannot be combined with chees(): a SIMD batch or a warp "
-                "integrates its chains in step, so the number of integrator steps uT/eps cannot differ between chains");
+  /// Every parameter some adapter tunes.
+  static constexpr tunable tuned = (tunable::nothing | ... | detail::tunes_of<Adapters>());
+  static_assert(detail::bits(tuned) == (0 + ... + detail::bits(detail::tunes_of<Adapters>())),
+                "ember::warmup: two adapters tune the same parameter (the step size, the metric or the trajectory "
+                "length); keep one of them");
   std::int64_t n;
   std::tuple<Adapters...> adapters;
-  template <class A>
-  A get() const {
-    if constexpr (has<A>)
-      return std::get<A>(adapters);
-    else
-      return A{};
-  }
 };
 
 namespace detail {
@@ -133,10 +92,7 @@ inline burn_in_stage burn_in(std::int64_t n) { return {detail::checked_count("em
 inline thin_stage thin(std::int64_t k) { return {detail::checked_count("ember::thin", "k", k, 1)}; }
 /// `record()`.
 inline constexpr record_stage record() { return {}; }
-/// `warmup(n)` (step size and diagonal metric) or `warmup(n, step_size(), dense_mass(), ...)`.
-inline warmup_stage<step_size_adapter, diagonal_mass_adapter> warmup(std::int64_t n) {
-  return {detail::checked_count("ember::warmup", "n", n, 0), {}};
-}
+/// `warmup(n, step_size(), dense_mass(), ...)`; `warmup(n)` is adapt/warmup.hpp's.
 template <class A, class... As>
 warmup_stage<A, As...> warmup(std::int64_t n, A a, As... as) {
   return {detail::checked_count("ember::warmup", "n", n, 0), {a, as...}};

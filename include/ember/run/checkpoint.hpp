@@ -61,7 +61,7 @@ std::uint64_t structural_fingerprint(int slots) {
   return fnv1a(s.data(), s.size());
 }
 
-inline constexpr char ember_version[16] = "ember 0.5.0";
+inline constexpr char ember_version[16] = "ember 0.6.0";
 
 template <class K>
 void put_tunables(byte_writer& w, K const& k) {
@@ -117,15 +117,8 @@ struct run_checkpoint {
     w.put(self.restarted_high_);
     w.put_vector(self.energy_snapshot_);
     w.put_vector(self.stuck_snapshot_);
-    if constexpr (requires { self.warm_.da; }) {
-      w.put(self.warm_.da);
-      w.put(self.warm_.cov);
-      w.put(std::uint8_t(self.warm_.metric_from_gradients));
-      w.put(self.warm_.grad_cov);
-      w.put(self.warm_.chees);
-      if constexpr (decltype(self.warm_)::adapts_chain_step) w.put_vector(self.warm_.chain_da);
-    }
-    detail::put_tunables(w, self.warm_.kernel);
+    self.warm_.save(w);  // every adapter's state, in the warm-up's order
+    detail::put_tunables(w, self.warm_.base);
     detail::put_tunables(w, self.kernel_);
     auto const& a = self.storage_.host();
     w.put(a.stride);
@@ -203,27 +196,10 @@ struct run_checkpoint {
       if (!n.empty() && n.size() != std::size_t(D) * std::size_t(opt.chains)) refuse("is corrupt (a snapshot of another size)");
       out.stuck_snapshot_ = n;
     }
-    if constexpr (requires { out.warm_.da; }) {
-      r.get_bytes(out.warm_.da);
-      r.get_bytes(out.warm_.cov);
-      if ((r.get<std::uint8_t>() != 0) != out.warm_.metric_from_gradients)
-        refuse(std::string("was written by a warm-up whose diagonal metric came from ") +
-               (out.warm_.metric_from_gradients ? "draws only, and this pipeline's comes from draws and gradients"
-                                                : "draws and gradients, and this pipeline's does not") +
-               " (diagonal_mass({.gradients}))");
-      r.get_bytes(out.warm_.grad_cov);
-      r.get_bytes(out.warm_.chees);
-      if constexpr (decltype(out.warm_)::adapts_chain_step)
-        out.warm_.chain_da = r.get_vector<dual_averaging>(std::uint64_t(opt.chains));
-    }
-    using warm_type = decltype(out.warm_);
-    constexpr bool adapted = [] {
-      if constexpr (requires { warm_type::adapts_step; })
-        return warm_type::adapts_step || warm_type::adapts_chain_step;
-      else
-        return false;  // no warm-up
-    }();
-    detail::get_tunables(r, out.warm_.kernel, adapted);
+    out.warm_.load(r, refuse);
+    // A step size a warm-up adapts is the run's state (from the file); any other is the pipeline's.
+    constexpr bool adapted = any(decltype(out.warm_)::tuned, tunable::step_size);
+    detail::get_tunables(r, out.warm_.base, adapted);
     detail::get_tunables(r, out.kernel_, adapted);
     // The tuned kernel again from the adaptation state, as `advance` made it at the end of warm-up:
     // its derived constants (MALA's √(2ε), 1/(4ε)) come from the double step size, which the

@@ -115,14 +115,12 @@ class run {
       if (warming) {
         kernel_type const k = warm_.kernel_at(t_);
         if (t_ == 0 || !std::isfinite(double(k.step_size))) k.validate();
-        run_chunk(k, ch, std::integral_constant<bool, decltype(warm_)::observes>{});
-        warm_.update(t_, windows_, storage_.view(), [&](auto const& f, double* out) { storage_.reduce(f, out); });
-        if constexpr (decltype(warm_)::adapts_chain_step) {
-          // Each chain's own dual averaging, on the host (a GPU run copies the arrays both ways).
-          auto& a = storage_.host_mutable();
-          warm_.update_chains(t_, windows_, a.slots.data(), a.stride, a.frozen.data(), ch.end == sched_.warmup);
-          storage_.upload();
-        }
+        run_chunk(k, ch, std::integral_constant<observe, decltype(warm_)::observes>{});
+        // The adapters' reductions run where the arrays live; per-chain adapters run on the host
+        // (a GPU run then copies the arrays both ways).
+        warm_.update(
+            t_, windows_, storage_.view(), [&](auto const& f, double* out) { storage_.reduce(f, out); },
+            [&]() -> auto& { return storage_.host_mutable(); }, [&] { storage_.upload(); });
         t_ = ch.end;
         // Chains that never moved are restarted from moving chains' states: at the end of the
         // init buffer and of each metric window (see rescue_stuck_chains).
@@ -133,7 +131,7 @@ class run {
           kernel_.validate();
         }
       } else {
-        run_chunk(kernel_, ch, std::false_type{});
+        run_chunk(kernel_, ch, std::integral_constant<observe, observe::nothing>{});
         t_ = ch.end;
         double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
         // Chunks of about half a second: a progress line twice a second, and chunking's own cost
@@ -192,31 +190,10 @@ class run {
                     (long long)restarted_high_, D, 20 * D);
       a.warnings.emplace_back(b);
     }
-    if constexpr (decltype(warm_)::adapts_trajectory) {
-      // ChEES's T is kept within [ε, 1000ε] (adapt/chees.hpp); an adaptation still pressing on a
-      // bound after the last metric change is worth a word.
-      auto const& ch = warm_.chees;
-      double const T = a.trajectory_length, eps = a.step_size;
-      char b[480];
-      // Pressing: clipped in at least a tenth of the updates since the last metric change.
-      if (t_ >= sched_.warmup && ch.clipped_high > 0 && 10 * ch.clipped_high >= ch.recent) {
-        std::snprintf(b, sizeof b,
-                      "WARNING: ChEES's trajectory length reached its upper bound, 1000 step sizes, in %lld of the "
-                      "last %lld warm-up updates (kept T = %.4g = %.0f step sizes): the target wants longer "
-                      "trajectories than this step size affords (a funnel's neck, a badly scaled dimension), so "
-                      "the chains may mix slowly; check R-hat and ESS, adapt a metric, or reparametrise.",
-                      (long long)ch.clipped_high, (long long)ch.recent, T, T / eps);
-        a.warnings.emplace_back(b);
-      } else if (t_ >= sched_.warmup && ch.clipped_low > 0 && 10 * ch.clipped_low >= ch.recent) {
-        std::snprintf(b, sizeof b,
-                      "WARNING: ChEES's trajectory length reached its lower bound, one step size, in %lld of the "
-                      "last %lld warm-up updates (kept T = %.4g = %.2f step sizes): transitions of a leapfrog "
-                      "step or two are a random walk; the adaptation found no longer trajectory worth its cost.",
-                      (long long)ch.clipped_low, (long long)ch.recent, T, T / eps);
-        a.warnings.emplace_back(b);
-      }
-    }
-    if constexpr (decltype(warm_)::adapts_chain_step) {
+    // The adapters' own words (ChEES's trajectory length pressing on a bound, adapt/chees.hpp).
+    auto notes = warm_.notes(k, t_ >= sched_.warmup);
+    for (auto& w : notes.warnings) a.warnings.push_back(std::move(w));
+    if constexpr (requires { state_type::step_size_slot; }) {  // step_size(per_chain)
       auto const& h = storage_.host();
       T const* eps = h.slots.data() + std::int64_t(state_type::step_size_slot) * h.stride;
       a.step_sizes.assign(eps, eps + chains_);
@@ -245,15 +222,13 @@ class run {
 
  private:
   friend struct detail::run_checkpoint;
-  template <class K, bool Observe>
-  void run_chunk(K const& k, chunk const& ch, std::integral_constant<bool, Observe>) {
+  template <class K, observe Mode>
+  void run_chunk(K const& k, chunk const& ch, std::integral_constant<observe, Mode>) {
     std::int64_t const k0 = sched_.kept_before(ch.begin), k1 = sched_.kept_before(ch.end);
     std::size_t const old_size = samples_.size();
     if constexpr (P::records) samples_.resize(std::size_t(k1) * D * std::size_t(chains_));
-    constexpr observe mode =
-        !Observe ? observe::nothing : (decltype(warm_)::adapts_trajectory ? observe::trajectory : observe::acceptance);
     try {
-      auto out = storage_.template advance<mode>(k, ch, samples_.data(), k0, k1, pipe_.tracked);
+      auto out = storage_.template advance<Mode>(k, ch, samples_.data(), k0, k1, pipe_.tracked);
       track_.insert(track_.end(), out.track.begin(), out.track.end());
     } catch (...) {
       samples_.resize(old_size);  // the chunk's draws never happened
@@ -315,10 +290,9 @@ class run {
     // warm-up reads, kernel/underdamped_langevin.hpp) is no acceptance rate to report.
     constexpr bool adjusted = !requires { kernel_type::unadjusted; };
     if constexpr (requires { kernel_type::target_acceptance; } && adjusted) out.target_acceptance_ = kernel_type::target_acceptance;
-    if constexpr (requires { warm_.da.target; } && adjusted) {
-      if constexpr (decltype(warm_)::adapts_step) out.target_acceptance_ = warm_.da.target;
-    }
-    out.harmonic_target_ = decltype(warm_)::adapts_trajectory;  // ChEES's step size (adapt/warmup.hpp)
+    auto const notes = warm_.notes(kernel(), t_ >= sched_.warmup);
+    if (adjusted && notes.target_acceptance > 0) out.target_acceptance_ = notes.target_acceptance;
+    out.harmonic_target_ = notes.harmonic;  // ChEES's step size (adapt/step_size.hpp)
     detail::finish_result<P>(out, pipe_.tracked, track_.data(), acc, div);
     return out;
   }
@@ -406,7 +380,7 @@ class run {
           std::uint32_t const donor =
               moved[detail::mix64(key_ ^ (std::uint64_t(c) << 32) ^ std::uint64_t(t_)) % moved.size()];
           for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) a.slots[i * S + c] = a.slots[i * S + donor];
-          if constexpr (decltype(warm_)::adapts_chain_step) warm_.chain_da[c] = warm_.chain_da[donor];
+          warm_.copy_chain(c, donor);
         }
       restarted_chains_ += std::int64_t(still.size());
       restarted_high_ += std::int64_t(high.size());
