@@ -68,3 +68,45 @@ TEST_CASE("the built-in adapters give the same draws in any order", "[adapt]") {
   auto e = sample(m | warmup(400, dense_mass(), step_size(per_chain)) | record(), opt);
   CHECK(same_bits(d, e));
 }
+
+namespace {
+// Writes the step size without declaring it in `tunes`: the fold could not keep the parameters'
+// order or refuse a second step-size adapter, so the run refuses it.
+struct undeclared_step_size {
+  struct state {
+    double eps = 0.1;
+  };
+  template <class K>
+  state init(K const&, ember::warmup_setup const&) const {
+    return {};
+  }
+  template <class K>
+  void set(state const& s, ember::kernel_params<K>& p) const {
+    p.step_size = s.eps;
+  }
+  template <class K, class R>
+  void update(state&, ember::warmup_step<K, R> const&) const {}
+};
+}  // namespace
+
+TEST_CASE("an adapter that writes a parameter its tunes does not name is refused before any work", "[adapt][custom]") {
+  ember_test::gaussian10 g;
+  auto pipe = ember::mala(g.energy(), {.step_size = 0.1}) | ember::warmup(10, undeclared_step_size{});
+  CHECK_THROWS_WITH(ember::start(pipe, {.chains = 8}),
+                    Catch::Contains("an adapter writes the step size but its `tunes` does not name it"));
+}
+
+TEST_CASE("a checkpoint whose diagonal metric came from draws and gradients is refused by one from draws only",
+          "[adapt][checkpoint]") {
+  ember_test::scratch_dir dir("adapter_refuses");
+  ember_test::gaussian10 g;
+  auto both = ember::mala(g.energy()) | ember::warmup(200, ember::step_size(), ember::diagonal_mass());
+  auto draws = ember::mala(g.energy()) | ember::warmup(200, ember::step_size(), ember::diagonal_mass({.gradients = false}));
+  static_assert(std::is_same_v<decltype(both), decltype(draws)>);  // one type: the flag is a value
+  auto r = ember::start(both, {.chains = 16, .seed = 2});
+  r.advance(100);
+  r.save((dir / "run.ckpt").string());
+  CHECK_THROWS_WITH(decltype(r)::load(draws, (dir / "run.ckpt").string()),
+                    Catch::Contains("diagonal metric came from draws and gradients, and this pipeline's does not"));
+  CHECK_NOTHROW(decltype(r)::load(both, (dir / "run.ckpt").string()));
+}

@@ -32,7 +32,7 @@ TEST_CASE("mala(U) and hmc(U) need no options: a warm-up adapts the step size, a
   auto r = sample(mala(U) | warmup(300) | record(), {.chains = 64, .steps = 10, .seed = 1});
   REQUIRE(r.adapted().step_size > 0);
   CHECK(!r.harmonic_target());
-  auto h = sample(hmc(U) | warmup(300, chees()) | record(), {.chains = 64, .steps = 10, .seed = 1});
+  auto h = sample(hmc(U) | warmup(300, step_size(), chees()) | record(), {.chains = 64, .steps = 10, .seed = 1});
   REQUIRE(h.adapted().trajectory_length > 0);
   CHECK(h.harmonic_target());  // ChEES tunes ε on the harmonic mean over chains
   CHECK(h.target_acceptance() == 0.651);

@@ -21,8 +21,9 @@
 ///
 /// and may have
 ///
-///     static constexpr tunable tunes               the parameters it writes; two adapters
-///                                                        of one warm-up may not write the same one
+///     static constexpr tunable tunes                    the parameters it writes (required to
+///                                                        write any: checked when a run starts);
+///                                                        two adapters may not write the same one
 ///     static constexpr ember::observe observes          what the transition leaves for it in
 ///                                                        step.view: its acceptance probability
 ///                                                        (observe::acceptance) or ChEES's
@@ -112,11 +113,15 @@ struct kernel_params {
   /// `k` with these parameters.
   Kernel applied_to(Kernel const& k) const {
     Kernel const a = [&]() -> Kernel {
-      if constexpr (!std::is_void_v<metric_type>)
+      if constexpr (requires { { k.with_metric(*metric) } -> std::same_as<Kernel>; })
         if (metric) return k.with_metric(*metric);
       return k;
     }();
-    Kernel const b = step_size ? a.with_step_size(*step_size) : a;
+    Kernel const b = [&]() -> Kernel {
+      if constexpr (requires { { a.with_step_size(1.0) } -> std::same_as<Kernel>; })
+        if (step_size) return a.with_step_size(*step_size);
+      return a;
+    }();
     if constexpr (requires { { b.with_trajectory_length(1.0) } -> std::same_as<Kernel>; }) {
       if (!trajectory_length) return b;
       double T = *trajectory_length;
@@ -153,6 +158,8 @@ struct warmup_step {
   /// Σ over chains of f(c, out) into out[0 … F::size − 1] (zeroed first), in a fixed order.
   template <class F>
   void sum(F const& f, double* out) const {
+    static_assert(std::is_trivially_copyable_v<F>,
+                  "ember::warmup_step::sum: the per-chain functor must be trivially copyable (a GPU gets a copy of it)");
     reduce(f, out);
   }
 };

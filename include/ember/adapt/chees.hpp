@@ -159,14 +159,18 @@ struct chees_adapter {
 
   template <class K, class Warmup>
   static consteval bool fits() {
-    constexpr bool ok = requires(K const& k) { k.with_trajectory_length(1.0); };
-    static_assert(ok, "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
-    return ok;
+    constexpr bool hmc = requires(K const& k) { k.with_trajectory_length(1.0); };
+    constexpr bool step = any(Warmup::tuned, tunable::step_size);
+    static_assert(hmc, "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
+    static_assert(!hmc || step,
+                  "ember::warmup: chees() needs step_size() beside it (the step size then targets harmonic-mean "
+                  "acceptance 0.651): warmup(n, step_size(), diagonal_mass(), chees()), as chees_hmc(U) sets up");
+    return hmc && step;
   }
 
   struct state {
     chees_state chees;
-    bool updated = false;  ///< an update this transition, for settle to clip
+    std::int64_t updated = 0;  ///< an update this transition, for settle to clip
   };
 
   template <class K>
@@ -204,7 +208,7 @@ struct chees_adapter {
     // The trajectory simulated at t was uT with u the Halton factor of t; d x'/d log T = uT v'.
     double const uT = halton(std::uint64_t(step.t) + 1, 2) * s.chees.current();
     s.chees.update(uT * sum[0] / m[1]);
-    s.updated = true;
+    s.updated = 1;
   }
 
   /// T within [ε, 1000ε] of the step size the next transition uses; after a metric change, T in
@@ -216,7 +220,7 @@ struct chees_adapter {
     if (s.updated) {
       double const eps = step.params->step_size ? *step.params->step_size : double(step.kernel.step_size);
       s.chees.clip(eps, chees_state::max_steps_per_trajectory * eps);
-      s.updated = false;
+      s.updated = 0;
     }
     if (step.metric_changed) {
       double num = 0, den = 0;

@@ -98,10 +98,11 @@ struct mass_adapter {
     static constexpr int D = K::dim;
     pooled_covariance<D, Dense> cov;
     pooled_covariance<D, false> grad_cov;  ///< the gradients', when the metric comes from both
-    typename detail::metric_of<K>::type metric;
     /// Where the kernel allows it and the user asked (else Stan's estimate); a checkpoint saves
-    /// it and refuses a pipeline that asks for the other.
-    bool from_gradients = false;
+    /// it and refuses a pipeline that asks for the other. An integer, not a bool: it is read back
+    /// from a file's bytes.
+    std::int64_t from_gradients = 0;
+    typename detail::metric_of<K>::type metric;
   };
 
   /// Whether kernel K's diagonal metric comes from draws and gradients with this adapter.
@@ -118,7 +119,7 @@ struct mass_adapter {
     if (Dense && gradients) throw std::invalid_argument("ember::dense_mass: a dense metric comes from the draws only (gradients is for diagonal_mass)");
     state<K> s;
     s.metric = k.metric;
-    s.from_gradients = uses_gradients<K>();
+    s.from_gradients = uses_gradients<K>() ? 1 : 0;
     return s;
   }
   template <class K>
@@ -136,7 +137,7 @@ struct mass_adapter {
     step.sum(sums{step.view, 0}, m);
     s.cov.add(m);
     if constexpr (!Dense && detail::state_gradient_is_current<K>()) {
-      if (s.from_gradients) {
+      if (s.from_gradients != 0) {
         double g[sums::size] = {};
         step.sum(sums{step.view, D + 1}, g);
         s.grad_cov.add(g);
@@ -144,7 +145,7 @@ struct mass_adapter {
     }
     if (!step.windows.closes(step.t)) return;
     if constexpr (!Dense)
-      s.metric = s.from_gradients ? diagonal_metric_from_gradients<T>(s.cov, s.grad_cov) : s.cov.template metric<T>();
+      s.metric = s.from_gradients != 0 ? diagonal_metric_from_gradients<T>(s.cov, s.grad_cov) : s.cov.template metric<T>();
     else
       s.metric = s.cov.template metric<T>();
     s.cov.reset();
@@ -153,8 +154,8 @@ struct mass_adapter {
 
   template <class K>
   char const* refuses(state<K> const& loaded) const {
-    if (loaded.from_gradients == uses_gradients<K>()) return nullptr;
-    return loaded.from_gradients
+    if ((loaded.from_gradients != 0) == uses_gradients<K>()) return nullptr;
+    return loaded.from_gradients != 0
                ? "was written by a warm-up whose diagonal metric came from draws and gradients, and this pipeline's does "
                  "not (diagonal_mass({.gradients}))"
                : "was written by a warm-up whose diagonal metric came from draws only, and this pipeline's comes from "

@@ -68,7 +68,7 @@ struct step_size_adapter {
 
   struct state {
     dual_averaging da;
-    bool harmonic = false;  ///< ChEES's regime: the harmonic mean over chains
+    std::int64_t harmonic = 0;  ///< ChEES's regime: the harmonic mean over chains (an integer: a file's bytes)
   };
 
   template <class K>
@@ -126,7 +126,7 @@ struct step_size_adapter {
   template <class K>
   void notes(state const& s, K const&, adapter_notes& n) const {
     n.target_acceptance = s.da.target;
-    n.harmonic = s.harmonic;
+    n.harmonic = s.harmonic != 0;
   }
 };
 

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <tuple>
@@ -104,14 +105,7 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
 
   warmup_state() = default;
   warmup_state(Kernel const& k, warmup_stage<A...> const& w, std::int64_t chain_count)
-      : adapters(w.adapters),
-        states(std::get<A>(w.adapters).init(k, warmup_setup{w.n, chain_count, tuned})...),
-        base(k), length(w.n), chains(chain_count) {
-    each([&]<std::size_t I>(auto const& a) {
-      if constexpr (detail::per_chain_adapter<std::remove_cvref_t<decltype(a)>>)
-        std::get<I>(chain_states).assign(std::size_t(chains), a.init_chain(std::get<I>(states)));
-    });
-  }
+      : warmup_state(k, w, chain_count, std::index_sequence_for<A...>{}) {}
 
   /// The parameters the adapters' states give now.
   kernel_params<Kernel> params() const {
@@ -216,6 +210,31 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
   }
 
  private:
+  template <std::size_t... I>
+  warmup_state(Kernel const& k, warmup_stage<A...> const& w, std::int64_t chain_count, std::index_sequence<I...>)
+      : adapters(w.adapters),
+        states(std::get<I>(w.adapters).init(k, warmup_setup{w.n, chain_count, tuned})...),
+        base(k), length(w.n), chains(chain_count) {
+    each([&]<std::size_t J>(auto const& a) {
+      using adapter = std::remove_cvref_t<decltype(a)>;
+      if constexpr (detail::per_chain_adapter<adapter>)
+        std::get<J>(chain_states).assign(std::size_t(chains), a.init_chain(std::get<J>(states)));
+      // The order-free application of parameters and the check that no two adapters write one
+      // rest on `tunes`: an adapter that writes a parameter it does not declare is refused here.
+      kernel_params<Kernel> p;
+      a.set(std::get<J>(states), p);
+      constexpr tunable declared = detail::tunes_of<adapter>();
+      auto const undeclared = [&](bool written, tunable t, char const* what) {
+        if (written && !any(declared, t))
+          throw std::logic_error(std::string("ember::warmup: an adapter writes the ") + what +
+                                 " but its `tunes` does not name it (static constexpr tunable tunes, adapt/adapter.hpp)");
+      };
+      undeclared(bool(p.step_size), tunable::step_size, "step size");
+      undeclared(bool(p.metric), tunable::metric, "metric");
+      undeclared(bool(p.trajectory_length) || bool(p.trajectory_steps), tunable::trajectory_length, "trajectory length");
+    });
+  }
+
   // f.template operator()<I>(adapter I), for every adapter in the warm-up's order.
   template <class F>
   void each(F&& f) const {
