@@ -87,5 +87,5 @@ int main(int argc, char** argv) {
   W("W5", hmc(U10, {.step_size = 0.1, .integrator_steps = 8}) | warmup(5, step_size(), diagonal_mass(), chees()) | record());
   W("W7p", mala(U10, {.step_size = 0.1}) | warmup(7, step_size(per_chain), diagonal_mass()) | record());
   if (want("P1s")) print("P1s", sample(ula(U10, {.step_size = 0.1}) | record() | track(moments, acceptance),
-                      {.chains = 37, .steps = 50, .seed = 7}, backend::cpu{.threads = 2, .simd = false}));
+                      {.chains = 37, .steps = 50, .seed = 7}, backend::scalar{.threads = 2}));
 }

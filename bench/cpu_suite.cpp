@@ -1,5 +1,5 @@
 // ember's side of the CPU comparison (bench/compare_cpu.sh): cases P1–P6 of docs/performance.md,
-// each for ember-simd (backend::cpu{}) and ember-scalar (backend::cpu{.simd = false}), printed as
+// each for ember-simd (backend::cpu{}) and ember-scalar (backend::scalar{}), printed as
 // one JSON line per (case, implementation). Every line carries a `check` of the sample moments
 // against the truth, so a speed is never shown without its correctness.
 //
@@ -62,16 +62,16 @@ void line(char const* cs, char const* impl, int dim, long chains, long steps, do
 template <class Pipe>
 void run_case(char const* cs, Pipe const& pipe, long chains, long steps, bool scalar_too,
               auto const& check) {
-  for (bool simd : {true, false}) {
-    if (!simd && !scalar_too) continue;
-    backend::cpu be{.threads = threads, .simd = simd};
+  auto one = [&](auto const& be, char const* who) {
     decltype(sample(pipe, {.chains = 1, .steps = 1}, be)) res;
     // The timer covers one sample() call (start draws, allocation and the run) but not freeing
     // the previous result, which is swapped out after the clock stops.
     double sec = median_seconds([&] { res = sample(pipe, {.chains = chains, .steps = steps, .seed = 7}, be); },
                                 [&] { res = {}; });
-    line(cs, simd ? "ember-simd" : "ember-scalar", Pipe::dim, chains, steps, sec, check(res));
-  }
+    line(cs, who, Pipe::dim, chains, steps, sec, check(res));
+  };
+  one(backend::cpu{.threads = threads}, "ember-simd");
+  if (scalar_too) one(backend::scalar{.threads = threads}, "ember-scalar");
 }
 
 // P5: the gradient alone at many points, points laid out [dim][point].

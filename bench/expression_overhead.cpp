@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   gaussian<float, D, covariance::isotropic> G(mu, 1.f);
   double_well<float, D> W{};
   double check = 0;
-  backend::cpu one{.threads = 1, .simd = false};
+  backend::scalar one{.threads = 1};
   if (mode[0] == 'e') {
     auto r = sample(ula(G + 0.5f * W, {.step_size = 0.01}), {.chains = chains, .steps = steps, .seed = 3}, one);
     for (long c = 0; c < chains; ++c) check += r.final_state(c)[0];

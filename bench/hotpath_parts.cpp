@@ -195,9 +195,9 @@ void run_parts(int n) {
 }
 
 // P1's pipeline (or P2's with hmc = true: HMC, L = 10, on the same Gaussian), one thread, on the
-// SIMD path or, with simd = false, the scalar one.
-void run_pipeline(int steps, long chains, bool hmc_case, bool simd) {
-  backend::cpu const be{.threads = 1, .simd = simd};
+// SIMD path (backend::cpu) or, with simd false, the scalar one (backend::scalar).
+template <class Backend>
+void run_pipeline_on(int steps, long chains, bool hmc_case, Backend const& be) {
   double x0;
   if (hmc_case)
     x0 = sample(hmc(p1_energy(), {.step_size = 0.1, .integrator_steps = 10}), {.chains = chains, .steps = steps, .seed = 7}, be)
@@ -205,6 +205,12 @@ void run_pipeline(int steps, long chains, bool hmc_case, bool simd) {
   else
     x0 = sample(ula(p1_energy(), {.step_size = 0.1}), {.chains = chains, .steps = steps, .seed = 7}, be).final_state(0)[0];
   std::printf("%a\n", x0);
+}
+void run_pipeline(int steps, long chains, bool hmc_case, bool simd) {
+  if (simd)
+    run_pipeline_on(steps, chains, hmc_case, backend::cpu{.threads = 1});
+  else
+    run_pipeline_on(steps, chains, hmc_case, backend::scalar{.threads = 1});
 }
 
 // The pipeline between two SIGUSR1, which bench/stepcount.c counts between: 64 chains (4 batches

@@ -186,10 +186,8 @@ ${calls}  });
   set_source_files_properties(${main} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
   add_executable(${name} ${main} ${sources})
   target_link_libraries(${name} PRIVATE ember::ember)
-  # A matrix measures backend::cpu's SIMD path only: without the scalar path a d = 100 CPU unit
-  # compiles up to a fifth faster (core/config.hpp). The whole executable, so no pipeline is
-  # compiled both ways.
-  target_compile_definitions(${name} PRIVATE EMBER_CPU_SCALAR_PATH=0 EMBER_EXTERN_HOST_TEMPLATES)
+  # A matrix's CPU configurations run backend::cpu, which compiles the SIMD path only.
+  target_compile_definitions(${name} PRIVATE EMBER_EXTERN_HOST_TEMPLATES)
   # Most of a configuration's code is host code that runs once per transition or per run (the
   # run object, its warm-up arithmetic, checks, copying the draws out); at -O3 it took two thirds
   # of a unit's compile time. Under GCC the units are compiled at -O1, and EMBER_HOT_O3 gives the

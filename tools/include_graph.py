@@ -40,8 +40,9 @@ FLOORS = [  # the first entry that matches a header's path gives its floor
     ("distributions.hpp", 10),
     ("eigen.hpp", 10),
     ("host_templates.hpp", 10),
-    ("ember.hpp", 11),
-    ("cuda.cuh", 11),  # the .cu umbrella: ember.hpp and backend/cuda.cuh
+    ("library.hpp", 11),  # everything but a backend
+    ("ember.hpp", 12),  # library.hpp and the CPU backends
+    ("cuda.cuh", 12),  # the .cu umbrella: library.hpp and backend/cuda.cuh
 ]
 
 

@@ -1,61 +1,8 @@
 #pragma once
 /// \file
-/// The one header users include: every energy, kernel, stage and the CPU backend.
-/// `backend::cuda` comes with `ember/cuda.cuh` (this header and backend/cuda.cuh), for `.cu` translation units.
+/// The one header users include: every energy, kernel, stage and adapter (ember/library.hpp) and
+/// the CPU backends, `backend::cpu` (SIMD batches of chains) and `backend::scalar` (one chain at a
+/// time). `backend::cuda` comes with `ember/cuda.cuh` instead, for `.cu` translation units.
 
-#include <ember/core/chain_state.hpp>
-#include <ember/core/concepts.hpp>
-#include <ember/core/config.hpp>
-#include <ember/core/dual.hpp>
-#include <ember/core/halton.hpp>
-#include <ember/core/math.hpp>
-#include <ember/core/phase_state.hpp>
-#include <ember/core/position_state.hpp>
-#include <ember/core/rng.hpp>
-#include <ember/core/vec.hpp>
-#include <ember/adapt/warmup.hpp>
+#include <ember/library.hpp>
 #include <ember/backend/cpu.hpp>
-#include <ember/energy/check_views.hpp>
-#include <ember/data/data_view.hpp>
-#include <ember/data/dataset.hpp>
-#include <ember/energy/for_each_view.hpp>
-#include <ember/diagnostics/ess.hpp>
-#include <ember/diagnostics/rhat.hpp>
-#include <ember/diagnostics/summary.hpp>
-#include <ember/host_cache.hpp>
-#include <ember/host_templates.hpp>
-#include <ember/energy/ackley.hpp>
-#include <ember/energy/booth.hpp>
-#include <ember/energy/custom_energy.hpp>
-#include <ember/energy/double_well.hpp>
-#include <ember/energy/expression.hpp>
-#include <ember/energy/gaussian.hpp>
-#include <ember/energy/gaussian_mixture.hpp>
-#include <ember/energy/harmonic.hpp>
-#include <ember/energy/himmelblau.hpp>
-#include <ember/energy/prior.hpp>
-#include <ember/energy/rastrigin.hpp>
-#include <ember/energy/regression.hpp>
-#include <ember/energy/rosenbrock.hpp>
-#include <ember/energy/styblinski_tang.hpp>
-#include <ember/energy/transform.hpp>
-#include <ember/integrator/butcher.hpp>
-#include <ember/integrator/euler_maruyama.hpp>
-#include <ember/integrator/palindromic.hpp>
-#include <ember/integrator/splitting.hpp>
-#include <ember/io/save_npz.hpp>
-#include <ember/kernel/adjusted_underdamped_langevin.hpp>
-#include <ember/kernel/chees_hmc.hpp>
-#include <ember/kernel/hmc.hpp>
-#include <ember/kernel/mala.hpp>
-#include <ember/core/metric.hpp>
-#include <ember/kernel/metropolis.hpp>
-#include <ember/kernel/per_chain_step_size.hpp>
-#include <ember/kernel/ula.hpp>
-#include <ember/kernel/underdamped_langevin.hpp>
-#include <ember/pipeline/fused_loop.hpp>
-#include <ember/pipeline/pipeline.hpp>
-#include <ember/pipeline/stages.hpp>
-#include <ember/result.hpp>
-#include <ember/run/run.hpp>
-#include <ember/sample.hpp>

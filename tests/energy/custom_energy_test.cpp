@@ -3,6 +3,7 @@
 // edge cases, against central differences in double; D = 40 (three passes of 14 partials);
 // callables with their own gradient; expressions mixing custom and built-in energies; SIMD
 // batches lane by lane; and ULA, MALA and HMC sampling custom energies, checked by moments.
+#include "support/backends.hpp"
 #include "energy/gradient_check.hpp"
 
 #include <ember/core/simd.hpp>
@@ -295,9 +296,8 @@ void check_moments(R const& r, std::array<double, 3> const& var) {
 TEST_CASE("ula, mala and hmc sample a custom 3-d gaussian", "[energy][custom][statistics]") {
   auto V = gaussian_lambda();
   std::array<double, 3> var{1, 0.25, 4};
-  for (bool simd : {true, false}) {
-    INFO("simd " << simd);
-    backend::cpu be{.simd = simd};
+  ember_test::for_each_cpu_backend([&](auto be) {
+    INFO("backend " << be.name);
     {
       // ULA's finite-step law is Gaussian with variance σ² / (1 − η / 2σ²): test against it exactly.
       double eta = 0.05;
@@ -315,7 +315,7 @@ TEST_CASE("ula, mala and hmc sample a custom 3-d gaussian", "[energy][custom][st
       auto r = sample(hmc(V, {.step_size = 0.15, .integrator_steps = 7}) | burn_in(400), {.chains = 4000, .steps = 1, .seed = 3}, be);
       check_moments(r, var);
     }
-  }
+  });
 }
 
 TEST_CASE("an energy that branches on a coordinate is refused before a SIMD run; select and ember:: math work on batches",
@@ -338,14 +338,14 @@ TEST_CASE("an energy that branches on a coordinate is refused before a SIMD run;
                         Catch::Contains("write select(x[0] < 0, a, b)"));
   // The scalar path has nothing to mix, and runs.
   CHECK_NOTHROW(sample(mala(branching, {.step_size = 0.5}) | record(), {.chains = 4, .steps = 5, .progress = false},
-                       backend::cpu{.simd = false}));
+                       backend::scalar{}));
   // The same energy with select, unqualified and qualified, runs and is right: E x₁ = √(2/π).
   auto selecting = custom_energy<2>([](auto const& x) {
     using S = std::decay_t<decltype(x[0])>;
     return 0.5f * x[0] * x[0] + 0.5f * x[1] * x[1] + ember::select(x[1] < S(0.f), S(1e6f), S(0.f));
   });
   auto r = sample(mala(selecting, {.step_size = 0.8}) | burn_in(200) | record(),
-                  {.chains = 256, .steps = 400, .seed = 3, .progress = false}, backend::cpu{.simd = true});
+                  {.chains = 256, .steps = 400, .seed = 3, .progress = false}, backend::cpu{});
   auto const s = r.summary();
   double const exact = std::sqrt(2 / 3.141592653589793);
   INFO("E x1 = " << s.dims[1].mean << " +- " << s.dims[1].mcse << ", exact " << exact);

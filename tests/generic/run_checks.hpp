@@ -2,7 +2,13 @@
 // Checks of runs as values (run/run.hpp), written once over the backend and instantiated per backend:
 // tests/run/run_generic_test.cpp with backend::cpu, tests/backend/cuda_sampler_checks_test.cu
 // with backend::cuda. Host code only.
+// Shared by .cpp tests (backend::cpu, backend::scalar) and .cu tests (backend::cuda): each unit
+// brings the backends its compiler can build.
+#if defined(__CUDACC__)
+#include <ember/cuda.cuh>
+#else
 #include <ember/ember.hpp>
+#endif
 
 #include <catch2/catch.hpp>
 

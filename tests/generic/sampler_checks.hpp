@@ -13,7 +13,13 @@
 // fixed, so a run is reproducible).
 //
 // Only host code here: the sampled code is the library's, built from plain energies and kernels.
+// Shared by .cpp tests (backend::cpu, backend::scalar) and .cu tests (backend::cuda): each unit
+// brings the backends its compiler can build.
+#if defined(__CUDACC__)
+#include <ember/cuda.cuh>
+#else
 #include <ember/ember.hpp>
+#endif
 
 #include <catch2/catch.hpp>
 

@@ -19,7 +19,7 @@ TEST_CASE("adjusted underdamped langevin reaches a correlated 10-d gaussian from
 
 TEST_CASE("adjusted underdamped langevin (scalar path) keeps a correlated 10-d gaussian from exact starts",
           "[kernel][adjusted_underdamped_langevin][statistics]") {
-  check_adjusted_gaussian_from_exact(ember::backend::cpu{.simd = false});
+  check_adjusted_gaussian_from_exact(ember::backend::scalar{});
 }
 
 TEST_CASE("adjusted underdamped langevin keeps the double well from exact starts",
@@ -34,7 +34,7 @@ TEST_CASE("adjusted underdamped langevin on the double well matches quadrature f
 
 TEST_CASE("adjusted underdamped langevin (scalar path) on the double well matches quadrature from N(0, I)",
           "[kernel][adjusted_underdamped_langevin][statistics]") {
-  check_adjusted_double_well_from_normal(ember::backend::cpu{.simd = false});
+  check_adjusted_double_well_from_normal(ember::backend::scalar{});
 }
 
 TEST_CASE("adjusted underdamped langevin with mclachlan's core between the O's keeps the gaussian",

@@ -49,7 +49,7 @@ TEST_CASE("random-walk Metropolis on a value-only gaussian leaves it invariant",
 
 TEST_CASE("random-walk Metropolis (scalar path) on a value-only gaussian leaves it invariant",
           "[kernel][custom][statistics]") {
-  check_rwm_gaussian_moments(ember::backend::cpu{.simd = false}, 4'000);
+  check_rwm_gaussian_moments(ember::backend::scalar{}, 4'000);
 }
 
 TEST_CASE("the example's random-walk Metropolis, tuned by a warm-up, samples its Laplace energy",

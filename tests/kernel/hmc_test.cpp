@@ -14,11 +14,11 @@ TEST_CASE("hmc on the double well matches quadrature of exp(-U)", "[kernel][hmc]
 }
 
 TEST_CASE("hmc (scalar path) leaves a 10-dimensional correlated gaussian invariant", "[kernel][hmc][statistics]") {
-  ember_test::check_hmc_gaussian_moments(ember::backend::cpu{.simd = false});
+  ember_test::check_hmc_gaussian_moments(ember::backend::scalar{});
 }
 
 TEST_CASE("hmc (scalar path) on the double well matches quadrature of exp(-U)", "[kernel][hmc][statistics]") {
-  ember_test::check_hmc_double_well(ember::backend::cpu{.simd = false});
+  ember_test::check_hmc_double_well(ember::backend::scalar{});
 }
 
 TEST_CASE("hmc has no default trajectory: without L or T, or ChEES to adapt T, it says so; chees_hmc adapts all three",

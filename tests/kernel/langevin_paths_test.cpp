@@ -20,8 +20,8 @@ void compare_paths(K const& kernel) {
   constexpr int D = K::dim;
   std::int64_t const chains = 16 * 12 + 7;
   auto pipe = kernel | record();
-  auto a = sample(pipe, {.chains = chains, .steps = 20, .seed = 5}, backend::cpu{.threads = 2, .simd = true});
-  auto b = sample(pipe, {.chains = chains, .steps = 20, .seed = 5}, backend::cpu{.threads = 2, .simd = false});
+  auto a = sample(pipe, {.chains = chains, .steps = 20, .seed = 5}, backend::cpu{.threads = 2});
+  auto b = sample(pipe, {.chains = chains, .steps = 20, .seed = 5}, backend::scalar{.threads = 2});
   int differing_chains = 0;
   for (std::int64_t c = 0; c < chains; ++c) {
     bool same = a.divergent(c) == b.divergent(c);

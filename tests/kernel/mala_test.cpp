@@ -14,11 +14,11 @@ TEST_CASE("mala on the double well matches quadrature of exp(-U)", "[kernel][mal
 }
 
 TEST_CASE("mala (scalar path) leaves a 10-dimensional correlated gaussian invariant", "[kernel][mala][statistics]") {
-  ember_test::check_mala_gaussian_moments(ember::backend::cpu{.simd = false});
+  ember_test::check_mala_gaussian_moments(ember::backend::scalar{});
 }
 
 TEST_CASE("mala (scalar path) on the double well matches quadrature of exp(-U)", "[kernel][mala][statistics]") {
-  ember_test::check_mala_double_well(ember::backend::cpu{.simd = false});
+  ember_test::check_mala_double_well(ember::backend::scalar{});
 }
 
 TEST_CASE("mala(U) and hmc(U) need no options: a warm-up adapts the step size, a run without one says so",

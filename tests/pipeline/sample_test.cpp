@@ -1,6 +1,7 @@
 // ember::sample end to end on the CPU backend: reproducibility under any partition of the
 // chains, the schedule of burn_in/thin/record, tracked diagnostics, start states, the checks on
 // bad input, and divergent chains.
+#include "support/backends.hpp"
 #include <ember/ember.hpp>
 
 #include <catch2/catch.hpp>
@@ -47,24 +48,25 @@ TEST_CASE("the same seed gives bitwise identical draws on any number of threads 
           "[pipeline][sample]") {
   auto pipe = reference_pipeline();
   ember::sample_options<float, D> opt{.chains = 203, .steps = 40, .seed = 99};  // not a multiple of a SIMD width
-  for (bool simd : {false, true}) {
-    auto ref = ember::sample(pipe, opt, ember::backend::cpu{.threads = 1, .simd = simd});
+  ember_test::for_each_cpu_backend([&](auto one) {
+    using Backend = decltype(one);
+    auto ref = ember::sample(pipe, opt, Backend{.threads = 1});
     REQUIRE(ref.kept() == 20);
     for (int threads : {1, 2})
       for (std::int64_t block : {1, 7, 64, 0}) {
-        INFO("simd " << simd << ", threads " << threads << ", block " << block);
-        auto r = ember::sample(pipe, opt, ember::backend::cpu{.threads = threads, .block = block, .simd = simd});
+        INFO(Backend::name << ", threads " << threads << ", block " << block);
+        auto r = ember::sample(pipe, opt, Backend{.threads = threads, .block = block});
         CHECK(same_bits(r, ref));
         CHECK(r.acceptance_rate() == Approx(ref.acceptance_rate()).epsilon(1e-12));
       }
-  }
+  });
 }
 
 TEST_CASE("the SIMD and scalar paths agree to rounding", "[pipeline][sample]") {
   auto pipe = reference_pipeline();
   ember::sample_options<float, D> opt{.chains = 64, .steps = 40, .seed = 99};
-  auto a = ember::sample(pipe, opt, ember::backend::cpu{.simd = true});
-  auto b = ember::sample(pipe, opt, ember::backend::cpu{.simd = false});
+  auto a = ember::sample(pipe, opt, ember::backend::cpu{});
+  auto b = ember::sample(pipe, opt, ember::backend::scalar{});
   // Box–Muller and the energies use different exp/log/sin implementations: chains agree to a few
   // float roundings per step, unless an accept decision flips on a rounding (rare, counted).
   int far = 0;
@@ -186,7 +188,7 @@ TEST_CASE("chains start where .init tells them", "[pipeline][sample]") {
   // Without .init the start is uniform(−2, 2)^D from each chain's own stream.
   auto rd = ember::sample(ember::ula(U, {.step_size = 1e-4}), {.chains = C, .steps = 0, .seed = 3});
   auto rd_scalar = ember::sample(ember::ula(U, {.step_size = 1e-4}), {.chains = C, .steps = 0, .seed = 3},
-                                 ember::backend::cpu{.simd = false});
+                                 ember::backend::scalar{});
   for (std::int64_t c = 0; c < C; ++c)
     for (int d = 0; d < D; ++d) {
       // The scalar path draws it with <cmath>, bit for bit; the SIMD path with xsimd's log and
@@ -297,32 +299,32 @@ TEST_CASE("divergent chains are frozen at their last finite state and counted", 
     return true;
   };
   SECTION("a step far too large: every chain diverges") {
-    for (bool simd : {false, true}) {
-      auto r = ember::sample(pipe(0.1), {.chains = 300, .steps = 100, .seed = 4}, ember::backend::cpu{.simd = simd});
-      INFO("simd " << simd);
+    ember_test::for_each_cpu_backend([&](auto be) {
+      auto r = ember::sample(pipe(0.1), {.chains = 300, .steps = 100, .seed = 4}, be);
+      INFO("backend " << be.name);
       CHECK(r.divergent_chains() == r.chains());
       CHECK(all_finite(r));
       CHECK(r.trace().live_chains.back() == 0);
-    }
+    });
   }
   SECTION("a gaussian, whose chains are tested by their energy alone (fused_loop.hpp)") {
     // η = 2.5 on N(0, I): x ← −1.5x + noise grows 1.5× a step and leaves float within ~220 steps.
     ember::gaussian<float, 3, ember::covariance::isotropic> G(vec<float, 3>{}, 1.f);
     static_assert(ember::finite_value_means_finite_x<ember::ula_kernel<decltype(G)>>);
-    for (bool simd : {false, true}) {
+    ember_test::for_each_cpu_backend([&](auto be) {
       auto r = ember::sample(ember::ula(G, {.step_size = 2.5}) | ember::thin(5) | ember::record(),
-                             {.chains = 70, .steps = 400, .seed = 4}, ember::backend::cpu{.simd = simd});
-      INFO("simd " << simd);
+                             {.chains = 70, .steps = 400, .seed = 4}, be);
+      INFO("backend " << be.name);
       CHECK(r.divergent_chains() == r.chains());
       CHECK(all_finite(r));
       for (std::int64_t c = 0; c < r.chains(); ++c) CHECK(r.diverged_at(c) > 0);
-    }
+    });
   }
   SECTION("a step too large for some chains") {
     // η = 0.003: Euler is unstable where U'' ≈ 1200x² > 2/η, i.e. for chains that reach |x| ≳ 0.75.
-    for (bool simd : {false, true}) {
-      auto r = ember::sample(pipe(0.003), {.chains = 300, .steps = 100, .seed = 4}, ember::backend::cpu{.simd = simd});
-      INFO("simd " << simd);
+    ember_test::for_each_cpu_backend([&](auto be) {
+      auto r = ember::sample(pipe(0.003), {.chains = 300, .steps = 100, .seed = 4}, be);
+      INFO("backend " << be.name);
       CHECK(r.divergent_chains() > 0);
       CHECK(r.divergent_chains() < r.chains());
       CHECK(r.trace().live_chains.back() == r.chains() - r.divergent_chains());
@@ -351,7 +353,7 @@ TEST_CASE("divergent chains are frozen at their last finite state and counted", 
           CHECK(std::isfinite(s.dims[d].rhat));
         }
       }
-    }
+    });
   }
   SECTION("a sane step") {
     // U'' ≤ 1200x² + 2 ≈ 2e4 for |x| ≤ 4: η = 5e-5 keeps η U'' < 2, where Euler is stable.

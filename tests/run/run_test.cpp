@@ -2,6 +2,7 @@
 // the same draws as the same run in one piece, for every kernel and adaptation, on the SIMD and
 // scalar paths; runs from .init draw fresh noise; bad checkpoints are refused; exceptions from an
 // energy reach the caller and leave the run at its last whole chunk; counters are exact.
+#include "support/backends.hpp"
 #include <ember/ember.hpp>
 
 #include <catch2/catch.hpp>
@@ -49,8 +50,8 @@ bool same_bits(R const& a, R const& b) {
 }
 
 // The pipeline in one piece against the same pipeline advanced in uneven pieces.
-template <class Pipe>
-void check_split(Pipe const& pipe, std::int64_t total, ember::backend::cpu be) {
+template <class Pipe, class Backend>
+void check_split(Pipe const& pipe, std::int64_t total, Backend be) {
   ember::sample_options<float, D> opt{.chains = 37, .seed = 11};
   auto whole = ember::start(pipe, opt, be);
   whole.advance(total);
@@ -68,11 +69,11 @@ void check_split(Pipe const& pipe, std::int64_t total, ember::backend::cpu be) {
 
 template <class Pipe>
 void check_split_both_paths(Pipe const& pipe, std::int64_t total) {
-  for (bool simd : {true, false}) {
-    INFO("simd " << simd);
-    check_split(pipe, total, ember::backend::cpu{.simd = simd});
-    check_split(pipe, total, ember::backend::cpu{.threads = 1, .block = 16, .simd = simd});
-  }
+  ember_test::for_each_cpu_backend([&](auto be) {
+    INFO("backend " << be.name);
+    check_split(pipe, total, be);
+    check_split(pipe, total, decltype(be){.threads = 1, .block = 16});
+  });
 }
 
 // A 2-d standard normal whose gradient throws once `throw_after` evaluations have been made.
@@ -467,10 +468,10 @@ TEST_CASE("a default start where the energy is not finite is drawn again, chain 
     return ember::select(x[0] > S(S0(0)), S(0.5f) * (x[0] * x[0] + x[1] * x[1]), S(std::numeric_limits<S0>::quiet_NaN()));
   });
   constexpr int C = 100;
-  for (bool simd : {true, false}) {
-    INFO((simd ? "SIMD" : "scalar") << " path");
-    auto a = ember::start(ember::mala(whole, {.step_size = 0.3}), {.chains = C, .seed = 12}, ember::backend::cpu{.simd = simd});
-    auto b = ember::start(ember::mala(half, {.step_size = 0.3}), {.chains = C, .seed = 12}, ember::backend::cpu{.simd = simd});
+  ember_test::for_each_cpu_backend([&](auto be) {
+    INFO("backend " << be.name);
+    auto a = ember::start(ember::mala(whole, {.step_size = 0.3}), {.chains = C, .seed = 12}, be);
+    auto b = ember::start(ember::mala(half, {.step_size = 0.3}), {.chains = C, .seed = 12}, be);
     auto const ra = a.result(), rb = b.result();
     CHECK(rb.divergent_chains() == 0);
     int redrawn = 0;
@@ -485,7 +486,7 @@ TEST_CASE("a default start where the energy is not finite is drawn again, chain 
       }
     }
     CHECK(redrawn > 20);  // about half of N(0, I) starts lie in x₀ ≤ 0
-  }
+  });
   // An energy finite nowhere: every chain tried 100 times, then frozen at its start, and said so.
   auto nowhere = ember::custom_energy<2>([](auto const& x) { return x[0] * 0.f + std::numeric_limits<float>::infinity(); });
   auto r = ember::sample(ember::mala(nowhere, {.step_size = 0.3}) | ember::record(), {.chains = 8, .steps = 4, .progress = false});

@@ -17,7 +17,8 @@
 ///     host(), host_mutable(), upload()   the arrays in host memory, and back after a write;
 ///     copy_out(x, frozen, diverged_at, accepted)   what a result keeps, returning Σ divergent;
 ///     counters()                    optional: the per-chain counters alone (progress reports).
-/// `backend::cpu` (backend/cpu.hpp) and `backend::cuda` (backend/cuda.cuh) are the two.
+/// `backend::cpu` and `backend::scalar` (backend/cpu.hpp) and `backend::cuda` (backend/cuda.cuh)
+/// are the three.
 
 #include <ember/adapt/warmup.hpp>
 #include <ember/backend/detail/chain_arrays.hpp>

@@ -1,10 +1,12 @@
 #pragma once
 /// \file
-/// `backend::cpu`: chains in blocks over OpenMP threads (one `omp parallel for`, static schedule;
-/// docs/design.md, "Things judged differently", says why not Thrust's OMP system); inside a block a
-/// SIMD batch of chains (16 floats with AVX-512) runs a whole chunk of the fused loop
-/// (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs with its
-/// extra lanes masked off. `backend::cpu{.simd = false}` runs every chain one at a time.
+/// The CPU's two backends. `backend::cpu`: chains in blocks over OpenMP threads (one `omp parallel
+/// for`, static schedule; docs/design.md, "Things judged differently", says why not Thrust's OMP
+/// system); inside a block a SIMD batch of chains (16 floats with AVX-512) runs a whole chunk of
+/// the fused loop (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs
+/// with its extra lanes masked off. `backend::scalar`: the same blocks and threads, every chain one
+/// at a time (the reference the batches are compared with, bit for bit). Each compiles only its own
+/// loop. Host code only: a .cu unit includes ember/cuda.cuh, which brings no CPU backend.
 /// Per-kept-step diagnostics are summed per block in double and combined in block order, so
 /// blocks never share a cache line on the hot path. The sums' last bits depend on the block
 /// partition (the grouping of the additions): the automatic partition depends on the chain count
@@ -26,7 +28,10 @@
 
 #include <omp.h>
 
-#if !defined(_OPENMP) && !defined(__CUDACC__)
+#if defined(__CUDACC__)
+#error "ember/backend/cpu.hpp is host code: a .cu unit includes <ember/cuda.cuh> (backend::cuda); run CPU pipelines from a .cpp unit"
+#endif
+#if !defined(_OPENMP)
 #error "ember::backend::cpu needs OpenMP: compile with -fopenmp (CMake: link ember::ember, which does)"
 #endif
 
@@ -50,27 +55,45 @@ namespace ember {
 template <class T>
 struct chain_view;
 
+namespace detail {
+template <class P, bool Simd>
+class cpu_storage;
+}  // namespace detail
+
 namespace backend {
 
-/// The CPU backend. `threads` (0: OpenMP's default) and `block` (chains per task, 0: automatic)
-/// change only speed, never the draws: every chain's stream depends on its index alone.
-/// `simd` picks the batch path (default) or the one-chain-at-a-time scalar path.
+/// The CPU backend: SIMD batches of chains. `threads` (0: OpenMP's default) and `block` (chains
+/// per task, 0: automatic) change only speed, never the draws: every chain's stream depends on
+/// its index alone.
 struct cpu {
+  static constexpr char const* name = "cpu";
   int threads = 0;
   std::int64_t block = 0;
-  bool simd = true;
 
   template <class P>
-  class storage;
-  /// Refuses, before any work, a pipeline whose data views point to device memory, and on the
-  /// SIMD path an energy that mixes the chains of a batch (backend/detail/lane_check.hpp).
+  using storage = ember::detail::cpu_storage<P, true>;
+  /// Refuses, before any work, a pipeline whose data views point to device memory, or an energy
+  /// that mixes the chains of a batch (backend/detail/lane_check.hpp).
   template <class P>
   void check(P const& pipe) const {
     require_host_views(pipe, "ember::backend::cpu");
-#if !defined(__CUDACC__)
-    if constexpr (requires { pipe.kernel.energy; })
-      if (simd) ember::detail::require_lanes_independent(pipe.kernel.energy, "ember::sample");
-#endif
+    if constexpr (requires { pipe.kernel.energy; }) ember::detail::require_lanes_independent(pipe.kernel.energy, "ember::sample");
+  }
+};
+
+/// One chain at a time on each thread, over the same blocks and threads as `cpu`: the same draws
+/// bit for bit, slower; the reference the SIMD path is tested against, and a path for an energy
+/// whose code cannot run on a batch.
+struct scalar {
+  static constexpr char const* name = "cpu-scalar";
+  int threads = 0;
+  std::int64_t block = 0;
+
+  template <class P>
+  using storage = ember::detail::cpu_storage<P, false>;
+  template <class P>
+  void check(P const& pipe) const {
+    require_host_views(pipe, "ember::backend::scalar");
   }
 };
 
@@ -78,18 +101,6 @@ struct cpu {
 
 namespace detail {
 
-#if defined(__CUDACC__)
-// The width in bytes of the batch xsimd picks by default for the host compiler's target
-// on x86 and NEON (AVX-512: 64, AVX: 32, SSE2 or NEON: 16), for the padding of a .cu unit's CPU
-// arrays (only the padding: nvcc runs one chain at a time).
-#if defined(__AVX512F__)
-inline constexpr std::size_t host_batch_bytes = 64;
-#elif defined(__AVX__)
-inline constexpr std::size_t host_batch_bytes = 32;
-#else
-inline constexpr std::size_t host_batch_bytes = 16;
-#endif
-#endif
 
 // The sink of one block of chains for one chunk: loads each batch's state from `in`, stores it
 // to `out` (a run swaps the two only when the whole chunk succeeded), writes kept draws and sums
@@ -139,19 +150,15 @@ struct cpu_sink {
   mask_t<S> real() const {
     if constexpr (width<S>() == 1)
       return true;
-#if !defined(__CUDACC__)  // nvcc: the one-chain path only, and no xsimd (core/simd.hpp)
     else
       return lane_index<S>() < S(T(lanes));
-#endif
   }
   template <class S>
   static double total(S const& v) {
     if constexpr (width<S>() == 1)
       return double(v);
-#if !defined(__CUDACC__)
     else
       return double(xsimd::hadd(v));
-#endif
   }
   template <class S>
   static void lanes_of(S const& v, T* dst) {
@@ -280,36 +287,25 @@ vec<S, D> load_start(std::span<vec<T, D> const> init, std::int64_t c) {
 
 }  // namespace detail
 
-/// A run's chains in host memory, and how the CPU backend advances them.
-template <class P>
-class backend::cpu::storage {
+/// A run's chains in host memory, and how a CPU backend advances them: `Simd`, in batches of
+/// W chains (backend::cpu), else one chain at a time (backend::scalar). The arrays are padded to
+/// whole batches either way, so a checkpoint moves between the two.
+template <class P, bool Simd>
+class detail::cpu_storage {
  public:
   using T = typename P::value_type;
   static constexpr int D = P::dim;
-#if !defined(__CUDACC__)
   using B = simd_batch<T>;
   static constexpr std::int64_t W = std::int64_t(B::size);
-#else
-  // nvcc runs the one-chain path and does not parse xsimd; the arrays keep the padding of the
-  // batch xsimd would pick for the host compiler's target (detail::host_batch_bytes).
-  static constexpr std::int64_t W = std::int64_t(detail::host_batch_bytes / sizeof(T));
-#endif
   using kernel_type = typename P::kernel_type;
   static constexpr int slots = decltype(std::declval<kernel_type const&>().init(vec<T, D>{}))::slots;
 
-  storage() = default;
-  storage(cpu const& be, std::int64_t chains) : be_(be), chains_(chains) {
-#if !EMBER_CPU_SCALAR_PATH && !defined(__CUDACC__)
-    // Here, where the chains' arrays are made (before any chain is initialised), and not in
-    // check(): the storage is what compiles the paths, so the refusal stands beside them.
-    if (!be.simd)
-      throw std::invalid_argument(
-          "ember::backend::cpu: .simd = false runs the one-chain-at-a-time path, which this program was compiled "
-          "without (EMBER_CPU_SCALAR_PATH=0)");
-#endif
+  cpu_storage() = default;
+  template <class Backend>
+  cpu_storage(Backend const& be, std::int64_t chains) : chains_(chains) {
     if (be.threads < 0)
-      throw std::invalid_argument("ember::backend::cpu: threads must be 0 (automatic) or positive, got " +
-                                  std::to_string(be.threads));
+      throw std::invalid_argument(std::string(Simd ? "ember::backend::cpu" : "ember::backend::scalar") +
+                                  ": threads must be 0 (automatic) or positive, got " + std::to_string(be.threads));
     nthreads_ = detail::capped_thread_count(be.threads > 0 ? be.threads : omp_get_max_threads(), "ember::backend::cpu");
     // Blocks are whole batches (`unit_` chains), so a batch never straddles two blocks. A user's
     // `.block` is rounded up to whole batches. The automatic choice is about 8 blocks per thread
@@ -317,7 +313,7 @@ class backend::cpu::storage {
     // threads are 4 blocks of one batch), their batches shared out evenly: block b has q or q + 1
     // batches. (Equal blocks of ⌈batches / blocks⌉ left P1's 625 batches as 15 blocks of 40 and
     // one of 25: 320 batches for one thread and 305 for the other, 2.4 % over an even split.)
-    unit_ = be.simd ? W : 1;
+    unit_ = Simd ? W : 1;
     std::int64_t const units = (chains + unit_ - 1) / unit_;
     if (be.block > 0) {
       // In whole batches, and no larger than the run (a .block near 2⁶³ must not wrap).
@@ -347,17 +343,15 @@ class backend::cpu::storage {
     }
     parallel([&](std::int64_t, std::int64_t c, std::int64_t end, auto& sink) {
       sink.out = &a_;
-#if !defined(__CUDACC__)
-      if (be_.simd)
+      if constexpr (Simd) {
         for (; c < end; c += W) {
           sink.lanes = int(std::min(W, end - c));
           fused_init<B>(kernel, detail::load_start<B>(init, c), key, std::uint32_t(c), sink);
         }
-#endif
-#if EMBER_CPU_SCALAR_PATH || defined(__CUDACC__)  // core/config.hpp
-      sink.lanes = 1;
-      for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c), key, std::uint32_t(c), sink);
-#endif
+      } else {
+        sink.lanes = 1;
+        for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c), key, std::uint32_t(c), sink);
+      }
     });
   }
 
@@ -393,21 +387,19 @@ class backend::cpu::storage {
       sink.stats = &stats;
       sink.k0 = k0;
       sink.inv_thin = 1.0 / double(ch.thin);
-#if !defined(__CUDACC__)  // nvcc rejects xsimd batches in host-device code: scalar path only
-      if (be_.simd)
+      if constexpr (Simd) {
         for (; c < end; c += W) {
           sink.lanes = int(std::min(W, end - c));
           if (first) draw_start<B>(std::uint32_t(c), sink);
           fused_chunk<B, Mode>(kernel, ch, std::uint32_t(c), sink);
         }
-#endif
-#if EMBER_CPU_SCALAR_PATH || defined(__CUDACC__)  // core/config.hpp
-      sink.lanes = 1;
-      for (; c < end; ++c) {
-        if (first) draw_start<T>(std::uint32_t(c), sink);
-        fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
+      } else {
+        sink.lanes = 1;
+        for (; c < end; ++c) {
+          if (first) draw_start<T>(std::uint32_t(c), sink);
+          fused_chunk<T, Mode>(kernel, ch, std::uint32_t(c), sink);
+        }
       }
-#endif
     });
     if (timing) serial_transition_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     pending_.reset();  // only once the whole chunk succeeded: a failed one leaves it pending
@@ -520,18 +512,16 @@ class backend::cpu::storage {
   void draw_pending_starts() const {
     if (!pending_) return;
     // parallel() writes through the sink only to a_, which is mutable.
-    const_cast<storage&>(*this).parallel([&](std::int64_t, std::int64_t c, std::int64_t end, auto& sink) {
-#if !defined(__CUDACC__)
-      if (be_.simd)
+    const_cast<cpu_storage&>(*this).parallel([&](std::int64_t, std::int64_t c, std::int64_t end, auto& sink) {
+      if constexpr (Simd) {
         for (; c < end; c += W) {
           sink.lanes = int(std::min(W, end - c));
           draw_start<B>(std::uint32_t(c), sink);
         }
-#endif
-#if EMBER_CPU_SCALAR_PATH || defined(__CUDACC__)  // core/config.hpp
-      sink.lanes = 1;
-      for (; c < end; ++c) draw_start<T>(std::uint32_t(c), sink);
-#endif
+      } else {
+        sink.lanes = 1;
+        for (; c < end; ++c) draw_start<T>(std::uint32_t(c), sink);
+      }
     });
     pending_.reset();
   }
@@ -551,7 +541,6 @@ class backend::cpu::storage {
   // First chain of block b: the first `extra_` blocks have one batch more.
   std::int64_t block_begin(std::int64_t b) const { return unit_ * (b * per_block_ + std::min(b, extra_)); }
 
-  cpu be_;
   std::int64_t chains_ = 0, nblocks_ = 0, unit_ = 1, per_block_ = 1, extra_ = 0;
   int nthreads_ = 1;
   double serial_transition_s_ = -1;  // one transition of every chain on one thread (see advance); −1: not yet timed

@@ -62,6 +62,7 @@ namespace backend {
 /// The CUDA backend: every chain is one thread of one kernel launch. `device` picks the GPU;
 /// `block_size` (a multiple of 32, at most 1024) changes only speed, never the draws.
 struct cuda {
+  static constexpr char const* name = "cuda";
   int device = 0;
   int block_size = 256;
 

@@ -18,8 +18,10 @@
 #include <ember/benchmark/samplers.hpp>
 #include <ember/benchmark/target.hpp>
 #include <ember/core/concepts.hpp>
-#include <ember/backend/cpu.hpp>
 #include <ember/run/run.hpp>
+#if !defined(__CUDACC__)
+#include <ember/backend/cpu.hpp>  // a host unit measures the CPU; a .cu unit includes ember/backend/cuda.cuh
+#endif
 
 #include <boost/hana/type.hpp>
 
@@ -44,9 +46,13 @@ template <class T>
 constexpr char const* precision_name() {
   return std::is_same_v<T, float> ? "float" : "double";
 }
+// A backend's own name; backend::cuda's is spelled here because a host unit sees it declared only.
 template <class B>
 constexpr char const* backend_name() {
-  return std::is_same_v<B, backend::cuda> ? "cuda" : "cpu";
+  if constexpr (std::is_same_v<B, backend::cuda>)
+    return "cuda";
+  else
+    return B::name;
 }
 // Whether this translation unit can run on Backend (CUDA needs nvcc).
 template <class Backend>

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The only macros in ember: host/device annotations, the exec-check pragma, inlining and
-/// unrolling hints, and one build option (EMBER_CPU_SCALAR_PATH, below).
+/// unrolling hints, and the benchmark build's and the GPU's knobs below.
 /// Outside nvcc the annotations are empty, so the same headers are plain C++20 on the host.
 
 #if defined(__CUDACC__)
@@ -61,18 +61,6 @@
 #define EMBER_HOT_CALLEE __attribute__((noinline))
 #else
 #define EMBER_HOT_CALLEE
-#endif
-
-/// EMBER_CPU_SCALAR_PATH, 1 (default) or 0: 0 compiles `backend::cpu` without its
-/// one-chain-at-a-time path, which only `backend::cpu{.simd = false}` takes (a SIMD run masks the
-/// lanes of its last partial batch instead); `.simd = false` then throws before any chain is
-/// initialised. Leaving the path out makes a translation unit that runs a d = 100 pipeline up to
-/// a fifth cheaper to compile and its object a third smaller, less for small kernels (bench/matrix
-/// builds this way, docs/benchmarking.md). Define it alike in every translation unit of a program
-/// (a compile definition of the target): a pipeline compiled both ways would break the
-/// one-definition rule. nvcc, which compiles only the scalar path, ignores it.
-#ifndef EMBER_CPU_SCALAR_PATH
-#define EMBER_CPU_SCALAR_PATH 1
 #endif
 
 /// EMBER_DEVICE_NORMALS_UNROLL, 0 (default) or a count: on a GPU, how many Philox blocks of a

@@ -12,9 +12,8 @@
 #include <ember/core/math.hpp>
 #include <ember/core/rng.hpp>
 
-// nvcc compiles backend::cpu's one-chain path only (no batch is ever instantiated in a .cu
-// translation unit, backend/cpu.hpp), so under nvcc this header is empty and xsimd is not
-// parsed: 0.4 s less in every .cu unit's front ends (bench/results/2026-11-26-matrix-compile-time-rounds.md).
+// nvcc never compiles a CPU backend (a .cu unit includes ember/cuda.cuh, which brings none), so
+// under nvcc this header is empty and xsimd is not parsed: 0.4 s less in every .cu unit's front ends (bench/results/2026-11-26-matrix-compile-time-rounds.md).
 #if !defined(__CUDACC__)
 #include <ember/detail/xsimd.hpp>
 
