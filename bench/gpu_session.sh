@@ -7,15 +7,14 @@
 # step's verdict is printed as it ends.
 #
 # usage: bench/gpu_session.sh BIN OUT [steps...]
-#   steps: tests sanitize example bench peers matrix ncu unroll (default: all, in that order)
+#   steps: tests sanitize example bench peers matrix ncu (default: all, in that order)
 #   (peers: bench/peers/torch_eager.py on the GPU, P1, P2 and P6, with the machine's own PyTorch)
-# BIN holds the CUDA test binaries, 03_many_chains_cuda, ember_cuda_bench, ember_matrix and
-# ember_matrix_normals_unroll0 and _unroll4 (the `unroll` step).
+# BIN holds the CUDA test binaries, 03_many_chains_cuda, ember_cuda_bench and ember_matrix.
 set -uo pipefail
 bin=$(cd "$1" && pwd) || exit 1
 out=${2%/}
 shift 2
-steps=${*:-tests sanitize example bench peers matrix ncu unroll}
+steps=${*:-tests sanitize example bench peers matrix ncu}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 summary=$out/summary.txt
@@ -115,52 +114,6 @@ PY
         "$bin/ember_cuda_bench" --case P7 --chains $n --repeats 1 >"$out/ncu-p7-$n.txt" 2>&1
       note "ncu P7 $n chains: rc $?; $(grep -E '^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread)' "$out/ncu-p7-$n.txt" | tr -s ' ' | tr '\n' ';')"
     done
-    ;;
-  unroll)
-    # The A/B that decides EMBER_DEVICE_NORMALS_UNROLL's default (core/config.hpp): the same 24
-    # CUDA configurations with every Philox block of a draw of normals unrolled (0) and four per
-    # loop iteration (4), run alternately, ROUNDS times each (default 2). Same draws both ways,
-    # so equal ESS is checked and only times are compared: unroll4 / unroll0 per configuration
-    # (median over rounds), and their geometric mean over the configurations that changed and
-    # over the control (two_mode_mixture x float, the same code in both).
-    for r in $(seq "${ROUNDS:-2}"); do
-      for n in 0 4; do
-        timeout 280 "$bin/ember_matrix_normals_unroll$n" --chains 128,1024 --warmup 300 --draws 300 \
-          --jsonl "$out/unroll$n-round$r.jsonl" >"$out/unroll$n-round$r.txt" 2>&1
-        note "ember_matrix_normals_unroll$n, round $r: rc $?"
-      done
-    done
-    python3 - "$out" <<'PY' | tee -a "$summary"
-import glob, json, math, statistics, sys
-rows = {}
-for n in (0, 4):
-    for f in sorted(glob.glob(f"{sys.argv[1]}/unroll{n}-round*.jsonl")):
-        for l in open(f):
-            r = json.loads(l)
-            if r.get("skipped"):
-                continue
-            key = (r["target"], r["sampler"], r["precision"], r["chains"])
-            rows.setdefault(key, {0: [], 4: []})[n].append(r)
-changed, control, same_draws = [], [], True
-print(f"  {'configuration':46} {'chains':>6} {'sampling 4/0':>12} {'warm-up 4/0':>11} same ESS")
-for key, v in sorted(rows.items()):
-    if not v[0] or not v[4]:
-        continue
-    s = statistics.median(r["sampling_s"] for r in v[4]) / statistics.median(r["sampling_s"] for r in v[0])
-    w = statistics.median(r["warmup_s"] for r in v[4]) / statistics.median(r["warmup_s"] for r in v[0])
-    same = v[0][0]["ess_bulk_x"] == v[4][0]["ess_bulk_x"]
-    same_draws &= same
-    (control if key[0] == "two_mode_mixture" and key[2] == "float" else changed).append((s, w))
-    print(f"  {'__'.join(key[:3]):46} {key[3]:>6} {s:12.3f} {w:11.3f} {same}")
-gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
-for name, xs in (("changed", changed), ("control", control)):
-    if not xs:
-        print(f"  {name}: no rows (no GPU, or the runs failed: see the logs)")
-        continue
-    print(f"  {name}: sampling 4/0 geometric mean {gm([x[0] for x in xs]):.3f} (range {min(x[0] for x in xs):.3f}-{max(x[0] for x in xs):.3f}), "
-          f"warm-up {gm([x[1] for x in xs]):.3f}, {len(xs)} rows")
-print(f"  same draws in every configuration: {same_draws}")
-PY
     ;;
   *) echo "unknown step $step" >&2 ;;
   esac

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The only macros in ember: host/device annotations, the exec-check pragma, inlining and
-/// unrolling hints, and the benchmark build's and the GPU's knobs below.
+/// unrolling hints, and the benchmark build's optimisation attributes (EMBER_HOT, below).
 /// Outside nvcc the annotations are empty, so the same headers are plain C++20 on the host.
 
 #if defined(__CUDACC__)
@@ -61,18 +61,4 @@
 #define EMBER_HOT_CALLEE __attribute__((noinline))
 #else
 #define EMBER_HOT_CALLEE
-#endif
-
-/// EMBER_DEVICE_NORMALS_UNROLL, 0 (default) or a count: on a GPU, how many Philox blocks of a
-/// draw of D normals (`chain_rng::normal`, four normals a block) one loop iteration holds when
-/// the vector is larger than 256 bytes (64 registers: D > 32 in double, D > 64 in float), where a
-/// fused kernel keeps its vectors in local memory anyway. 0 unrolls every block, which is what
-/// every GPU figure in bench/results was measured with. 4 cuts the dearest benchmark-matrix unit
-/// (rotated_gaussian × chees_hmc × double × cuda, alone) from 13.0 to 11.2 s of nvcc time, and 1
-/// to 10.9 s, with the same arithmetic; what it does to the kernels' speed is for a GPU to
-/// measure (bench/gpu_session.sh's `unroll` step, docs/decisions/2026-11-26-device-normals-unrolled.md),
-/// and decides the default.
-/// Host code ignores it (there, vectors beyond 16 values are drawn in a loop).
-#ifndef EMBER_DEVICE_NORMALS_UNROLL
-#define EMBER_DEVICE_NORMALS_UNROLL 0
 #endif

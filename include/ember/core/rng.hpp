@@ -211,17 +211,10 @@ struct chain_rng {
   EMBER_HD EMBER_INLINE vec<S, D> normal(purpose p) const {
     vec<S, D> z;
 #if defined(__CUDA_ARCH__)
+    // On a GPU every block unrolled, whatever D: what every GPU figure in bench/results was
+    // measured with. A loop of a few blocks for vectors in local memory compiles faster; whether
+    // it runs as fast is for a GPU to measure (docs/decisions/2026-11-26-device-normals-unrolled.md).
     constexpr bool unroll = Unroll;
-    if constexpr (Unroll && EMBER_DEVICE_NORMALS_UNROLL > 0 && D * sizeof(S) > 256) {
-      // core/config.hpp: a few blocks per iteration, for vectors that live in local memory. Kept
-      // apart from the loop below: `#pragma unroll` with the block count as its count makes other
-      // PTX than a bare `#pragma unroll` (diffed), and the default must stay what was measured.
-      // (nvcc checks the pragma's count even where this branch is discarded, hence the 1)
-      constexpr int blocks_per_iteration = EMBER_DEVICE_NORMALS_UNROLL > 0 ? EMBER_DEVICE_NORMALS_UNROLL : 1;
-#pragma unroll blocks_per_iteration
-      for (int b = 0; b < (D + 3) / 4; ++b) normal_block<D>(p, b, z);
-      return z;
-    }
 #else
     constexpr bool unroll = Unroll && D <= 16;
 #endif
