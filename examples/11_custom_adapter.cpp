@@ -3,6 +3,8 @@
 // metric adaptation, on a Gaussian whose scales span a factor of 10.
 #include "11_custom_adapter.hpp"
 
+#include <ember/ember.hpp>
+
 #include <cstdio>
 
 int main() {

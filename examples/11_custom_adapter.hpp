@@ -6,7 +6,7 @@
 // the per-chain sum runs where the chains' arrays live. tests/adapt/custom_adapter_test.cpp
 // checks it.
 #pragma once
-#include <ember/ember.hpp>
+#include <ember/library.hpp>  // no backend: a .cpp adds the CPU's (ember.hpp), a .cu the GPU's (ember/cuda.cuh)
 
 #include <cmath>
 #include <cstdint>

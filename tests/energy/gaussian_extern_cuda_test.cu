@@ -3,7 +3,7 @@
 // the factorisation is only declared here and instantiated once, by the .cpp beside this file
 // (gaussian_extern_instances.cpp). Before, such a unit parsed both (1.2–1.8 s of nvcc's front
 // ends, bench/results/2026-11-26-matrix-compile-time-rounds.md). Cases tagged [nogpu]: nothing here needs a device.
-#include <ember/cuda.cuh>  // ember.hpp and the CUDA backend
+#include <ember/cuda.cuh>  // ember/library.hpp and the CUDA backend
 #include <ember/targets/rotated_gaussian.hpp>
 
 #if defined(EIGEN_WORLD_VERSION)

@@ -319,8 +319,8 @@ using ula_result = result<float, p1_dim>;
 using mala_result = result<float, p1_dim>;
 using diverging_result = result<float, p1_dim>;
 
-// The CPU side of the comparisons, compiled by the host compiler (backend/cuda_test_cpu.cpp): nvcc
-// cannot instantiate backend::cpu's SIMD path (vector types in __host__ __device__ functions).
+// The CPU side of the comparisons, compiled by the host compiler (backend/cuda_test_cpu.cpp): the
+// CPU backends are host code, which a .cu unit never includes.
 ula_result cpu_compare_ula();
 mala_result cpu_compare_mala();
 diverging_result cpu_diverging();

@@ -1,4 +1,4 @@
-// The underdamped Langevin kernels on the SIMD and scalar paths of backend::cpu: the same draws to
+// The underdamped Langevin kernels on backend::cpu (SIMD) and backend::scalar: the same draws to
 // rounding (the tolerance argument of tests/backend/cpu_simd_test.cpp), and a chain's draws
 // independent of the chains beside it, momentum included (init draws it from the chain's stream).
 #include <ember/ember.hpp>

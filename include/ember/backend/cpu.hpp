@@ -5,7 +5,8 @@
 /// system); inside a block a SIMD batch of chains (16 floats with AVX-512) runs a whole chunk of
 /// the fused loop (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs
 /// with its extra lanes masked off. `backend::scalar`: the same blocks and threads, every chain one
-/// at a time (the reference the batches are compared with, bit for bit). Each compiles only its own
+/// at a time (the reference the batches are compared with: the same random numbers, draws equal to
+/// rounding, since xsimd's and libm's transcendental functions differ). Each compiles only its own
 /// loop. Host code only: a .cu unit includes ember/cuda.cuh, which brings no CPU backend.
 /// Per-kept-step diagnostics are summed per block in double and combined in block order, so
 /// blocks never share a cache line on the hot path. The sums' last bits depend on the block
@@ -81,9 +82,10 @@ struct cpu {
   }
 };
 
-/// One chain at a time on each thread, over the same blocks and threads as `cpu`: the same draws
-/// bit for bit, slower; the reference the SIMD path is tested against, and a path for an energy
-/// whose code cannot run on a batch.
+/// One chain at a time on each thread, over the same blocks and threads as `cpu`: the same random
+/// numbers and, to rounding, the same draws (docs/design.md, "What the same draws means"),
+/// slower; the reference the SIMD path is tested against, and a path for an energy whose code
+/// cannot run on a batch.
 struct scalar {
   static constexpr char const* name = "cpu-scalar";
   int threads = 0;
@@ -289,7 +291,7 @@ vec<S, D> load_start(std::span<vec<T, D> const> init, std::int64_t c) {
 
 /// A run's chains in host memory, and how a CPU backend advances them: `Simd`, in batches of
 /// W chains (backend::cpu), else one chain at a time (backend::scalar). The arrays are padded to
-/// whole batches either way, so a checkpoint moves between the two.
+/// whole batches either way.
 template <class P, bool Simd>
 class detail::cpu_storage {
  public:
@@ -303,10 +305,11 @@ class detail::cpu_storage {
   cpu_storage() = default;
   template <class Backend>
   cpu_storage(Backend const& be, std::int64_t chains) : chains_(chains) {
+    char const* const who = Simd ? "ember::backend::cpu" : "ember::backend::scalar";
     if (be.threads < 0)
-      throw std::invalid_argument(std::string(Simd ? "ember::backend::cpu" : "ember::backend::scalar") +
-                                  ": threads must be 0 (automatic) or positive, got " + std::to_string(be.threads));
-    nthreads_ = detail::capped_thread_count(be.threads > 0 ? be.threads : omp_get_max_threads(), "ember::backend::cpu");
+      throw std::invalid_argument(std::string(who) + ": threads must be 0 (automatic) or positive, got " +
+                                  std::to_string(be.threads));
+    nthreads_ = detail::capped_thread_count(be.threads > 0 ? be.threads : omp_get_max_threads(), who);
     // Blocks are whole batches (`unit_` chains), so a batch never straddles two blocks. A user's
     // `.block` is rounded up to whole batches. The automatic choice is about 8 blocks per thread
     // (but never fewer blocks than threads while there are whole batches to share: 64 chains on 2
