@@ -99,7 +99,7 @@ TEST_CASE("obabo's position variance is biased to sigma^2/kappa, and the check s
 TEST_CASE("underdamped_langevin rejects bad parameters", "[kernel][underdamped_langevin]") {
   ember::double_well<float, 2> U;
   CHECK_THROWS_AS(ember::underdamped_langevin(U, {.step_size = -0.1}), std::invalid_argument);
-  // 0 (the default) is "adapt it": a run without a warm-up refuses it (run/langevin_warmup_test.cpp).
+  // 0 (the default) is "adapt it": a run without a warm-up refuses it (adapt/langevin_warmup_test.cpp).
   CHECK_THROWS_AS(ember::sample(ember::underdamped_langevin(U, {.step_size = 0}), {.chains = 8, .steps = 1, .progress = false}),
                   std::invalid_argument);
   CHECK_THROWS_AS(ember::underdamped_langevin(U, {.step_size = 0.1, .friction = 0}), std::invalid_argument);

@@ -6,6 +6,8 @@
 // unadjusted kernel's warm-up is the adjusted one's (kernel/underdamped_langevin.hpp).
 #include <ember/ember.hpp>
 
+#include "support/scratch_dir.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -143,7 +145,8 @@ TEST_CASE("underdamped langevin kernels refuse a missing step size without a war
 TEST_CASE("an adapted underdamped langevin run resumes bitwise from a checkpoint", "[adapt][underdamped_langevin]") {
   auto const pipe = ember::adjusted_underdamped_langevin(badly_scaled<double>(), {}) | ember::warmup(200) | ember::record();
   auto const opt = ember::sample_options<double, D>{.chains = 16, .steps = 100, .seed = 5, .progress = false};
-  auto const path = std::string("langevin_warmup_test.ember");
+  ember_test::scratch_dir dir("langevin_warmup");
+  auto const path = (dir / "run.ember").string();
   {
     auto r = ember::start(pipe, opt);
     r.advance(150);  // in the middle of warm-up: the adaptation's state travels too
@@ -154,7 +157,6 @@ TEST_CASE("an adapted underdamped langevin run resumes bitwise from a checkpoint
   auto full = ember::start(pipe, opt);
   full.advance(300);
   auto const resumed = run.result(), whole = full.result();
-  std::remove(path.c_str());
   REQUIRE(resumed.kept() == whole.kept());
   bool same = true;
   for (std::int64_t k = 0; k < whole.kept(); ++k)
