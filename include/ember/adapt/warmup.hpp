@@ -124,12 +124,12 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
       return k;
   }
 
-  /// Folds in warm-up transition t: every adapter's update, then every adapter's settle, then the
-  /// per-chain adapters on `host()` (the run's arrays in host memory; `upload()` after).
+  /// Folds in warm-up transition t, which ran `used` (`kernel_at(t)`): every adapter's update, then
+  /// every adapter's settle, then the per-chain adapters on `host()` (the run's arrays in host
+  /// memory; `upload()` after).
   template <class Reduce, class Host, class Upload>
-  void update(std::int64_t t, mass_windows const& windows, chain_view<T> const& view, Reduce const& reduce,
-              Host&& host, Upload&& upload) {
-    Kernel const used = kernel_at(t);
+  void update(std::int64_t t, Kernel const& used, mass_windows const& windows, chain_view<T> const& view,
+              Reduce const& reduce, Host&& host, Upload&& upload) {
     auto const before = params();
     warmup_step<Kernel, Reduce> step{t, length, chains, t + 1 == length, windows, used, view, reduce};
     each([&]<std::size_t I>(auto const& a) { a.update(std::get<I>(states), step); });
@@ -259,7 +259,7 @@ struct warmup_state<Kernel, no_warmup> {
   warmup_state(Kernel const& k, no_warmup const&, std::int64_t) : base(k) {}
   Kernel kernel_at(std::int64_t) const { return base; }
   template <class V, class Reduce, class Host, class Upload>
-  void update(std::int64_t, mass_windows const&, V const&, Reduce const&, Host&&, Upload&&) {}
+  void update(std::int64_t, Kernel const&, mass_windows const&, V const&, Reduce const&, Host&&, Upload&&) {}
   Kernel frozen() const { return base; }
   adapter_notes notes(Kernel const&, bool finished) const {
     adapter_notes n;

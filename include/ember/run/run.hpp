@@ -119,7 +119,7 @@ class run {
         // The adapters' reductions run where the arrays live; per-chain adapters run on the host
         // (a GPU run then copies the arrays both ways).
         warm_.update(
-            t_, windows_, storage_.view(), [&](auto const& f, double* out) { storage_.reduce(f, out); },
+            t_, k, windows_, storage_.view(), [&](auto const& f, double* out) { storage_.reduce(f, out); },
             [&]() -> auto& { return storage_.host_mutable(); }, [&] { storage_.upload(); });
         t_ = ch.end;
         // Chains that never moved are restarted from moving chains' states: at the end of the
