@@ -21,6 +21,7 @@ FLOORS = [  # the first entry that matches a header's path gives its floor
     ("detail/checkpoint.hpp", 0),  # a checkpoint's bytes
     ("data/device.cuh", 7),  # a data set's copy in device memory, for backend::cuda
     ("data/", 1),
+    ("ad/", 2),  # reverse-mode nodes and model bodies
     ("energy/", 2),
     ("integrator/", 3),
     ("detail/kernel_diagnosis.hpp", 4),

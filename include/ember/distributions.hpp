@@ -41,6 +41,7 @@
 /// | `poisson_log_lpmf(y, η)` | yη − e^η − log y! | ∂η = y − e^η |
 /// (∂μ = −∂x for the location families.)
 
+#include <ember/ad/node.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
 #include <ember/core/math.hpp>
@@ -168,9 +169,14 @@ EMBER_HD EMBER_INLINE R lift(F const& f, std::index_sequence<I...>, A const&... 
   }
 }
 
+// With a reverse-mode node among the arguments (a model's gradient, ad/model.hpp) the result is
+// a node holding the partials, whose backward pass hands s·∂ₖ to argument k.
 template <class F, class... A>
 EMBER_HD EMBER_INLINE auto lpdf(F const& f, A const&... a) {
-  return lift<lpdf_result_t<A...>>(f, std::index_sequence_for<A...>{}, a...);
+  if constexpr ((ad::node<A> || ...))
+    return ad_apply(f, a...);
+  else
+    return lift<lpdf_result_t<A...>>(f, std::index_sequence_for<A...>{}, a...);
 }
 
 

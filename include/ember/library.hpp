@@ -4,6 +4,8 @@
 /// ember.hpp adds the CPU's (`backend::cpu`, `backend::scalar`), ember/cuda.cuh the GPU's
 /// (`backend::cuda`), so that nvcc never parses host-only backend code.
 
+#include <ember/ad/model.hpp>
+#include <ember/ad/node.hpp>
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
 #include <ember/core/config.hpp>
@@ -39,6 +41,7 @@
 #include <ember/energy/rosenbrock.hpp>
 #include <ember/energy/styblinski_tang.hpp>
 #include <ember/energy/transform.hpp>
+#include <ember/distributions.hpp>
 #include <ember/integrator/butcher.hpp>
 #include <ember/integrator/euler_maruyama.hpp>
 #include <ember/integrator/palindromic.hpp>

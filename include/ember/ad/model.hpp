@@ -1,0 +1,310 @@
+#pragma once
+/// \file
+/// `model<D>(body)`: an energy U(x) = −log p(x) written once, as a body that adds log-density
+/// terms to a context, differentiated in reverse mode at about twice the cost of its value
+/// whatever D (ad/node.hpp), with forward duals of the same body as the oracle.
+///
+/// The body is any callable `body(m)` generic in the context m (a struct with a
+/// `template <class M> EMBER_HD void operator()(M& m) const` for CUDA, or a generic lambda on
+/// the CPU). It reads parameters with `m[i]` (one) and `m[block<Offset, N>{}]` (N consecutive,
+/// indexable), adds terms with `m.add(log_density)` and data rows with
+/// `m.add_rows(n, [&](std::int64_t i) { return row_log_density; })`, and names intermediate
+/// vectors with `let<N>(m, [&](int j) { return expression; })`. The same body runs in three
+/// contexts:
+///  - `value_ctx<S, D>`: parameters are plain S, terms are summed: U(x) for S = float, double or
+///    a SIMD batch, and forward-mode gradients for S = dual (`model_duals(U)`);
+///  - `grad_ctx<S, D>`: parameters are `ad::var` leaves. `add(t)` builds the term t (its forward
+///    pass) and runs its backward pass at once with seed −1, so the adjoints of the parameters
+///    become ∂U/∂x and the term's expression dies at the end of the statement; a data row's
+///    tree lives only for that row.
+///
+/// `let<N>` is how a value used by many terms (a group's effect, used by every row of the group)
+/// gets one adjoint instead of a backward pass through its whole expression per use: it keeps
+/// the N values and N adjoints on the stack, hands out `var`s into them, and, in its destructor,
+/// runs each element's backward pass once with the adjoint accumulated. C++ destroys locals in
+/// reverse order of construction, so a `let` built from an earlier `let` hands its gradient back
+/// before the earlier one does: the scopes of the body are the reverse topological order, known
+/// at compile time, and there is no tape. A `let` can be neither copied nor moved.
+
+#include <ember/ad/node.hpp>
+#include <ember/core/concepts.hpp>
+#include <ember/core/config.hpp>
+#include <ember/core/dual.hpp>
+#include <ember/core/vec.hpp>
+#include <ember/energy/custom_energy.hpp>
+#include <ember/energy/for_each_view.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace ember {
+
+/// N consecutive parameters starting at `Offset`: `m[block<3, 3>{}]` is β = x₃…x₅.
+template <int Offset, int N>
+struct block {
+  static_assert(Offset >= 0 && N > 0, "ember::block<Offset, N>: Offset must be >= 0 and N > 0");
+  static constexpr int offset = Offset;
+  static constexpr int size = N;
+};
+
+/// The parameters of a block in a value context: plain values, indexable.
+template <class S, int N>
+struct block_values {
+  S const* x;
+  EMBER_HD EMBER_INLINE S const& operator[](int j) const { return x[j]; }
+  static constexpr int size() { return N; }
+};
+/// The parameters of a block in a gradient context: `var`s, indexable.
+template <class S, int N>
+struct block_vars {
+  S const* x;
+  S* g;
+  EMBER_HD EMBER_INLINE ad::var<S> operator[](int j) const { return {x[j], {&g[j]}}; }
+  static constexpr int size() { return N; }
+};
+
+namespace detail {
+/// Rows of `add_rows` summed in blocks of this many before being added to the total: the
+/// rounding of a float sum over n rows grows as n/block + block instead of n.
+inline constexpr int model_row_block = 32;
+
+template <class S, class T>
+EMBER_HD EMBER_INLINE S data_as(T const& t) {
+  return S(element_t<S>(t));
+}
+// A term's value as S: a number through S's element type (a double constant meets a float batch).
+template <class S, class V>
+EMBER_HD EMBER_INLINE S as_scalar(V const& t) {
+  if constexpr (std::is_arithmetic_v<V>)
+    return S(element_t<S>(t));
+  else
+    return S(t);
+}
+}  // namespace detail
+
+/// Σₖ rowₖ θₖ for a data row (K values) and a block of K parameters: a regression's linear
+/// predictor, one node in reverse mode (its backward pass adds s·rowₖ to each θₖ's adjoint).
+template <class T, class S, int K>
+  requires std::is_arithmetic_v<T>
+EMBER_HD EMBER_INLINE S dot(T const* row, block_values<S, K> const& b) {
+  S r = b[0] * detail::data_as<S>(row[0]);
+  for (int k = 1; k < K; ++k) r = r + b[k] * detail::data_as<S>(row[k]);
+  return r;
+}
+template <class T, class S, int K>
+  requires std::is_arithmetic_v<T>
+EMBER_HD EMBER_INLINE ad::expr<S, ad::dot_back<S, T, K>> dot(T const* row, block_vars<S, K> const& b) {
+  S r = b.x[0] * detail::data_as<S>(row[0]);
+  for (int k = 1; k < K; ++k) r = fmadd(b.x[k], detail::data_as<S>(row[k]), r);
+  return {r, {row, b.g}};
+}
+
+/// The context a model's body runs in for its value (S plain, or dual for forward gradients).
+template <class S, int D>
+struct value_ctx {
+  using scalar = S;
+  static constexpr int dim = D;
+
+  vec<S, D> const& x;
+  S lp = S(0);  ///< log p accumulated so far (U = −lp)
+
+  EMBER_HD EMBER_INLINE S const& operator[](int i) const { return x[i]; }
+  template <int O, int N>
+  EMBER_HD EMBER_INLINE block_values<S, N> operator[](block<O, N>) const {
+    static_assert(O + N <= D, "ember::model: a block reaches past the model's dimension D");
+    return {&x[O]};
+  }
+
+  /// log p += t.
+  template <class V>
+  EMBER_HD EMBER_INLINE void add(V const& t) {
+    lp = lp + detail::as_scalar<S>(t);
+  }
+  /// log p += Σᵢ f(i) for i in [0, n), summed in blocks of rows in a fixed order.
+  template <class F>
+  EMBER_HD void add_rows(std::int64_t n, F const& f) {
+    S total = S(0);
+    for (std::int64_t i0 = 0; i0 < n; i0 += detail::model_row_block) {
+      std::int64_t const i1 = i0 + detail::model_row_block < n ? i0 + detail::model_row_block : n;
+      S part = detail::as_scalar<S>(f(i0));
+      for (std::int64_t i = i0 + 1; i < i1; ++i) part = part + detail::as_scalar<S>(f(i));
+      total = total + part;
+    }
+    lp = lp + total;
+  }
+  /// e^v for an unconstrained v, with the log-Jacobian v added to log p: a positive parameter.
+  template <class V>
+  EMBER_HD EMBER_INLINE S positive(V const& v) {
+    add(v);
+    return exp(detail::as_scalar<S>(v));
+  }
+
+  /// N values f(0) … f(N−1), computed once.
+  template <int N, class F>
+  struct let_array {
+    S v[N];
+    EMBER_HD let_array(value_ctx&, F const& f) {
+      for (int j = 0; j < N; ++j) v[j] = detail::as_scalar<S>(f(j));
+    }
+    let_array(let_array const&) = delete;
+    let_array& operator=(let_array const&) = delete;
+    EMBER_HD EMBER_INLINE S const& operator[](int j) const { return v[j]; }
+  };
+};
+
+/// The context a model's body runs in for its gradient: parameters are reverse-mode leaves
+/// whose adjoints are the gradient g = ∂U/∂x (zeroed before the body runs).
+template <class S, int D>
+struct grad_ctx {
+  using scalar = S;
+  static constexpr int dim = D;
+
+  vec<S, D> const& x;
+  vec<S, D>& g;
+  S lp = S(0);
+
+  EMBER_HD EMBER_INLINE ad::var<S> operator[](int i) const { return {x[i], {&g[i]}}; }
+  template <int O, int N>
+  EMBER_HD EMBER_INLINE block_vars<S, N> operator[](block<O, N>) const {
+    static_assert(O + N <= D, "ember::model: a block reaches past the model's dimension D");
+    return {&x[O], &g[O]};
+  }
+
+  /// log p += t, and t's backward pass with seed −1 (U = −log p) right away.
+  template <class V>
+  EMBER_HD EMBER_INLINE void add(V const& t) {
+    if constexpr (ad::node<V>) {
+      lp = lp + t.v;
+      t.bwd(S(-1));
+    } else {
+      lp = lp + detail::as_scalar<S>(t);
+    }
+  }
+  /// log p += Σᵢ f(i): each row's tree is built, summed and differentiated before the next.
+  template <class F>
+  EMBER_HD void add_rows(std::int64_t n, F const& f) {
+    S total = S(0);
+    for (std::int64_t i0 = 0; i0 < n; i0 += detail::model_row_block) {
+      std::int64_t const i1 = i0 + detail::model_row_block < n ? i0 + detail::model_row_block : n;
+      S part = S(0);
+      for (std::int64_t i = i0; i < i1; ++i) {
+        auto const t = f(i);
+        if constexpr (ad::node<decltype(t)>) {
+          part = i == i0 ? t.v : part + t.v;
+          t.bwd(S(-1));
+        } else {
+          part = i == i0 ? detail::as_scalar<S>(t) : part + detail::as_scalar<S>(t);
+        }
+      }
+      total = total + part;
+    }
+    lp = lp + total;
+  }
+  template <class V>
+  EMBER_HD EMBER_INLINE auto positive(V const& v) {
+    add(v);
+    return exp(v);
+  }
+
+  template <int N, class F>
+  struct let_array {
+    S v[N];
+    mutable S a[N];  // written through the vars operator[] hands out
+    F f;
+    EMBER_HD let_array(grad_ctx&, F const& fn) : f(fn) {
+      for (int j = 0; j < N; ++j) {
+        v[j] = ad::detail::value_of<S>(f(j));
+        a[j] = S(0);
+      }
+    }
+    let_array(let_array const&) = delete;
+    let_array& operator=(let_array const&) = delete;
+    /// Each element's backward pass, once, with everything its uses handed back.
+    EMBER_HD ~let_array() {
+      for (int j = 0; j < N; ++j) {
+        auto const e = f(j);
+        if constexpr (ad::node<decltype(e)>) e.bwd(a[j]);
+      }
+    }
+    EMBER_HD EMBER_INLINE ad::var<S> operator[](int j) const { return {v[j], {&a[j]}}; }
+  };
+};
+
+/// `let<N>(m, f)`: the vector f(0) … f(N−1) of a model's body, computed once and, in reverse
+/// mode, differentiated once (see the file comment). Keep it in a named local:
+/// `auto alpha = ember::let<48>(m, [&](int j) { return ...; });`.
+template <int N, class M, class F>
+EMBER_HD auto let(M& m, F const& f) -> typename M::template let_array<N, F> {
+  static_assert(N > 0, "ember::let<N>: N must be positive");
+  return {m, f};
+}
+
+namespace detail {
+// The model's log-density on any scalar type, for custom_energy's duals.
+template <class Body>
+struct model_value {
+  Body body;
+  template <class S, int D>
+  EMBER_HD S operator()(vec<S, D> const& x) const {
+    value_ctx<S, D> m{x};
+    body(m);
+    return -m.lp;
+  }
+  template <class F>
+  void for_each_view(F&& f) {
+    ember::for_each_view(body, f);
+  }
+};
+}  // namespace detail
+
+/// U(x) = −log p(x) of a model body: `value` runs it in `value_ctx`, `value_and_grad` in
+/// `grad_ctx` (reverse mode). Models `DifferentiableEnergy`; composes with `+`, `c * U`, the
+/// transforms and every kernel. Trivially copyable when the body is (a body holds
+/// `data_view`s, never data). Built by `model<D>(body)`.
+template <class T, int D, class Body>
+struct model_energy {
+  using value_type = T;
+  static constexpr int dim = D;
+
+  Body body;
+
+  template <class S>
+  EMBER_HD S value(vec<S, D> const& x) const {
+    value_ctx<S, D> m{x};
+    body(m);
+    return -m.lp;
+  }
+
+  template <class S>
+  EMBER_HD S value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
+    for (int i = 0; i < D; ++i) g[i] = S(0);
+    grad_ctx<S, D> m{x, g};
+    body(m);  // every let's destructor has run when body returns
+    return -m.lp;
+  }
+
+  /// The body's data views (energy/for_each_view.hpp), for to_device and the host/device checks.
+  template <class F>
+  void for_each_view(F&& f) {
+    ember::for_each_view(body, f);
+  }
+};
+
+/// `model<D>(body)` (float) or `model<D, double>(body)`: the energy −log p of a body that adds
+/// log-density terms (see the file comment), with reverse-mode gradients.
+template <int D, class T = float, class Body>
+constexpr model_energy<T, D, Body> model(Body const& body) {
+  static_assert(std::floating_point<T>, "ember::model<D, T>: T must be float or double");
+  static_assert(D > 0, "ember::model<D>: D must be positive");
+  return {body};
+}
+
+/// The same model with forward-mode dual gradients (custom_energy's passes over the same body):
+/// the oracle reverse mode is tested against, and the fallback for bodies that reverse mode
+/// cannot express.
+template <class T, int D, class Body>
+constexpr auto model_duals(model_energy<T, D, Body> const& U) {
+  return callable_energy<T, D, detail::model_value<Body>>{{U.body}};
+}
+
+}  // namespace ember
