@@ -217,7 +217,22 @@ EMBER_HD EMBER_INLINE lpdf_partials<S, 3> normal_lpdf_partials(S const& x, S con
 }
 template <class X, class M, class G>
 EMBER_HD EMBER_INLINE auto normal_lpdf(X const& x, M const& mu, G const& sigma) {
-  return detail::lpdf([](auto const&... a) { return normal_lpdf_partials(a...); }, x, mu, sigma);
+  if constexpr (std::is_arithmetic_v<G>) {
+    // A constant σ (a prior's scale): 1/σ and log σ once, in double, instead of a division and a
+    // logarithm per call on every lane (497 priors of a 500-parameter model: a quarter of its
+    // reverse-mode gradient on SIMD batches, bench/grad_cost.cpp).
+    double const inv = 1.0 / double(sigma), c = log(double(sigma)) + detail::half_log_two_pi;
+    return detail::lpdf(
+        [inv, c](auto const& xx, auto const& mm) {
+          using S = std::remove_cvref_t<decltype(xx)>;
+          using T = typename scalar_traits<S>::element_type;
+          S const k = S(T(inv)), z = (xx - mm) * k, dx = -z * k;
+          return lpdf_partials<S, 2>{-S(0.5) * z * z - S(T(c)), {dx, -dx}};
+        },
+        x, mu);
+  } else {
+    return detail::lpdf([](auto const&... a) { return normal_lpdf_partials(a...); }, x, mu, sigma);
+  }
 }
 
 template <class S>

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// `model<D>(body)`: an energy U(x) = −log p(x) written once, as a body that adds log-density
-/// terms to a context, differentiated in reverse mode at about twice the cost of its value
-/// whatever D (ad/node.hpp), with forward duals of the same body as the oracle.
+/// terms to a context, differentiated in reverse mode at a small multiple of the cost of its
+/// value whatever D (ad/node.hpp), with forward duals of the same body as the oracle.
 ///
 /// The body is any callable `body(m)` generic in the context m (a struct with a
 /// `template <class M> EMBER_HD void operator()(M& m) const` for CUDA, or a generic lambda on
@@ -35,7 +35,9 @@
 #include <ember/energy/for_each_view.hpp>
 
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 namespace ember {
 
@@ -72,6 +74,18 @@ template <class S, class T>
 EMBER_HD EMBER_INLINE S data_as(T const& t) {
   return S(element_t<S>(t));
 }
+// A let's elements are nodes that point into it; in a row of add_rows the let would die (and
+// hand its gradient back) before the row's backward pass had reached it.
+EMBER_HD inline void refuse_let_in_rows(bool rows_open) {
+#if !defined(__CUDA_ARCH__)
+  if (rows_open)
+    throw std::logic_error(
+        "ember::let: a let inside add_rows' row function would die before the row's gradient reaches it; "
+        "build it in the model's body, before add_rows");
+#else
+  (void)rows_open;
+#endif
+}
 // A term's value as S: a number through S's element type (a double constant meets a float batch).
 template <class S, class V>
 EMBER_HD EMBER_INLINE S as_scalar(V const& t) {
@@ -83,12 +97,18 @@ EMBER_HD EMBER_INLINE S as_scalar(V const& t) {
 }  // namespace detail
 
 /// Σₖ rowₖ θₖ for a data row (K values) and a block of K parameters: a regression's linear
-/// predictor, one node in reverse mode (its backward pass adds s·rowₖ to each θₖ's adjoint).
+/// predictor, one node in reverse mode (its backward pass adds s·rowₖ to each θₖ's adjoint, so
+/// the row must be data that outlives the term, a view's row, not a local array).
 template <class T, class S, int K>
   requires std::is_arithmetic_v<T>
 EMBER_HD EMBER_INLINE S dot(T const* row, block_values<S, K> const& b) {
   S r = b[0] * detail::data_as<S>(row[0]);
-  for (int k = 1; k < K; ++k) r = r + b[k] * detail::data_as<S>(row[k]);
+  for (int k = 1; k < K; ++k) {
+    if constexpr (detail::is_dual<S>)
+      r = r + b[k] * detail::data_as<S>(row[k]);
+    else
+      r = fmadd(b[k], detail::data_as<S>(row[k]), r);  // as the gradient's dot: the same bits
+  }
   return r;
 }
 template <class T, class S, int K>
@@ -107,6 +127,7 @@ struct value_ctx {
 
   vec<S, D> const& x;
   S lp = S(0);  ///< log p accumulated so far (U = −lp)
+  bool rows_open = false;  ///< inside add_rows, where a let may not be built
 
   EMBER_HD EMBER_INLINE S const& operator[](int i) const { return x[i]; }
   template <int O, int N>
@@ -123,6 +144,7 @@ struct value_ctx {
   /// log p += Σᵢ f(i) for i in [0, n), summed in blocks of rows in a fixed order.
   template <class F>
   EMBER_HD void add_rows(std::int64_t n, F const& f) {
+    rows_open = true;
     S total = S(0);
     for (std::int64_t i0 = 0; i0 < n; i0 += detail::model_row_block) {
       std::int64_t const i1 = i0 + detail::model_row_block < n ? i0 + detail::model_row_block : n;
@@ -131,6 +153,7 @@ struct value_ctx {
       total = total + part;
     }
     lp = lp + total;
+    rows_open = false;
   }
   /// e^v for an unconstrained v, with the log-Jacobian v added to log p: a positive parameter.
   template <class V>
@@ -143,12 +166,14 @@ struct value_ctx {
   template <int N, class F>
   struct let_array {
     S v[N];
-    EMBER_HD let_array(value_ctx&, F const& f) {
+    EMBER_HD let_array(value_ctx& m, F const& f) {
+      detail::refuse_let_in_rows(m.rows_open);
       for (int j = 0; j < N; ++j) v[j] = detail::as_scalar<S>(f(j));
     }
     let_array(let_array const&) = delete;
     let_array& operator=(let_array const&) = delete;
-    EMBER_HD EMBER_INLINE S const& operator[](int j) const { return v[j]; }
+    EMBER_HD EMBER_INLINE S const& operator[](int j) const& { return v[j]; }
+    S const& operator[](int j) const&& = delete;
   };
 };
 
@@ -162,6 +187,7 @@ struct grad_ctx {
   vec<S, D> const& x;
   vec<S, D>& g;
   S lp = S(0);
+  bool rows_open = false;
 
   EMBER_HD EMBER_INLINE ad::var<S> operator[](int i) const { return {x[i], {&g[i]}}; }
   template <int O, int N>
@@ -183,6 +209,7 @@ struct grad_ctx {
   /// log p += Σᵢ f(i): each row's tree is built, summed and differentiated before the next.
   template <class F>
   EMBER_HD void add_rows(std::int64_t n, F const& f) {
+    rows_open = true;
     S total = S(0);
     for (std::int64_t i0 = 0; i0 < n; i0 += detail::model_row_block) {
       std::int64_t const i1 = i0 + detail::model_row_block < n ? i0 + detail::model_row_block : n;
@@ -199,6 +226,7 @@ struct grad_ctx {
       total = total + part;
     }
     lp = lp + total;
+    rows_open = false;
   }
   template <class V>
   EMBER_HD EMBER_INLINE auto positive(V const& v) {
@@ -208,25 +236,35 @@ struct grad_ctx {
 
   template <int N, class F>
   struct let_array {
+    using back_type = decltype(ad::impl::as_node<S>(std::declval<F const&>()(0)).b);
     S v[N];
     mutable S a[N];  // written through the vars operator[] hands out
-    F f;
-    EMBER_HD let_array(grad_ctx&, F const& fn) : f(fn) {
+    back_type back[N];
+    EMBER_HD let_array(grad_ctx& m, F const& f) {
+      detail::refuse_let_in_rows(m.rows_open);
       for (int j = 0; j < N; ++j) {
-        v[j] = ad::detail::value_of<S>(f(j));
+        auto const e = ad::impl::as_node<S>(f(j));
+        v[j] = e.v;
+        back[j] = e.b;
         a[j] = S(0);
       }
     }
     let_array(let_array const&) = delete;
     let_array& operator=(let_array const&) = delete;
-    /// Each element's backward pass, once, with everything its uses handed back.
+    /// Each element's backward pass, once, with everything its uses handed back. Lanes whose
+    /// adjoint is 0 (used only under a select that excluded them, or not at all) pass nothing
+    /// back, so an infinite partial there never meets a zero seed.
     EMBER_HD ~let_array() {
       for (int j = 0; j < N; ++j) {
-        auto const e = f(j);
-        if constexpr (ad::node<decltype(e)>) e.bwd(a[j]);
+        if constexpr (std::is_same_v<mask_t<S>, bool>) {
+          if (a[j] != S(0)) back[j].bwd(a[j]);
+        } else {
+          back[j].bwd(ad::masked_seed<S>{a[j], a[j] != S(0)});
+        }
       }
     }
-    EMBER_HD EMBER_INLINE ad::var<S> operator[](int j) const { return {v[j], {&a[j]}}; }
+    EMBER_HD EMBER_INLINE ad::var<S> operator[](int j) const& { return {v[j], {&a[j]}}; }
+    ad::var<S> operator[](int j) const&& = delete;  // a node into a let that is about to die
   };
 };
 

@@ -10,7 +10,8 @@
 /// no heap, no virtual call, every function `EMBER_HD` (FastAD's idea of an expression type that
 /// carries its adjoint, without FastAD's run-time bind buffer). ad/model.hpp runs a term's
 /// backward pass right after building it, so a model's terms and data rows each live only for
-/// one term, and the cost of a gradient is about twice its value, whatever the dimension.
+/// one term, and a gradient costs a small multiple of its value whatever the dimension (1.3x on
+/// hier_logit, more where the rows are so cheap that the adjoint updates show: docs/models.md).
 ///
 /// Every node is an `expr<S, Back>`: its value v and its backward part b, which is all a parent
 /// keeps of it (values are needed only while the parent is built). Node types live in
@@ -55,7 +56,7 @@ struct masked_seed {
   mask_t<S> m;
 };
 
-namespace detail {
+namespace impl {
 template <class T>
 inline constexpr bool is_masked = false;
 template <class S>
@@ -97,7 +98,7 @@ template <class S>
 EMBER_HD EMBER_INLINE masked_seed<S> restrict_seed(masked_seed<S> const& s, mask_t<S> const& m) {
   return {s.s, s.m && m};
 }
-}  // namespace detail
+}  // namespace impl
 
 /// Refuses, with one sentence, every conversion of a node to a plain number.
 #define EMBER_AD_NO_CONVERSION                                                                                     \
@@ -133,7 +134,7 @@ struct leaf_back {
   S* adj;
   template <class Seed>
   EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
-    detail::accumulate(*adj, s);
+    impl::accumulate(*adj, s);
   }
 };
 /// A constant's backward part: nothing to pass back.
@@ -149,7 +150,7 @@ using var = expr<S, leaf_back<S>>;
 template <class S>
 using cst = expr<S, no_back>;
 
-namespace detail {
+namespace impl {
 // Backward parts held by value, in order (no std::tuple: device code).
 template <class... A>
 struct args;
@@ -168,16 +169,16 @@ EMBER_HD EMBER_INLINE void bwd_args(args<A...> const& a, S const* d, Seed const&
     bwd_args<I + 1>(a.tail, d, s);
   }
 }
-}  // namespace detail
+}  // namespace impl
 
 /// f(a₁ … a_K): ∂f/∂aₖ at the arguments' values, and the arguments' backward parts.
 template <class S, class... A>
 struct fn_back {
   S d[sizeof...(A)];
-  detail::args<A...> a;
+  impl::args<A...> a;
   template <class Seed>
   EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
-    detail::bwd_args<0>(a, d, s);
+    impl::bwd_args<0>(a, d, s);
   }
 };
 
@@ -190,7 +191,7 @@ struct sum_back {
   EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
     a.bwd(s);
     if constexpr (Minus)
-      b.bwd(detail::negate(s));
+      b.bwd(impl::negate(s));
     else
       b.bwd(s);
   }
@@ -203,7 +204,7 @@ struct dot_back {
   S* adj;  ///< the adjoints of θ₀ … θ_{K−1}
   template <class Seed>
   EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
-    for (int k = 0; k < K; ++k) detail::accumulate(adj[k], detail::seed_times(s, S(element_t<S>(x[k]))));
+    for (int k = 0; k < K; ++k) impl::accumulate(adj[k], impl::seed_times(s, S(element_t<S>(x[k]))));
   }
 };
 
@@ -221,15 +222,15 @@ struct select_back {
       else
         b.bwd(s);
     } else {
-      a.bwd(detail::restrict_seed(s, m));
-      b.bwd(detail::restrict_seed(s, !m));
+      a.bwd(impl::restrict_seed(s, m));
+      b.bwd(impl::restrict_seed(s, !m));
     }
   }
 };
 
 #undef EMBER_AD_NO_CONVERSION
 
-namespace detail {
+namespace impl {
 template <class T>
 struct ad_scalar_of {
   using type = void;
@@ -292,9 +293,14 @@ template <class S, class P, std::size_t... I, class... A>
 EMBER_HD EMBER_INLINE auto build_fn(P const& p, std::index_sequence<I...>, A const&... a) {
   return expr<S, fn_back<S, decltype(back_of<S>(a))...>>{p.value, {{p.d[I]...}, make_args<S>(a...)}};
 }
-}  // namespace detail
+}  // namespace impl
 
 }  // namespace ad
+
+namespace detail {
+template <class S, class Back>
+inline constexpr bool is_expression_node<ad::expr<S, Back>> = true;
+}  // namespace detail
 
 /// The node of f at the operands' values: `f(plain values...)` returns `{value, {∂₁, …, ∂_K}}`
 /// (any struct with `.value` and `.d[K]`, e.g. distributions.hpp's `lpdf_partials`). This is
@@ -302,16 +308,16 @@ EMBER_HD EMBER_INLINE auto build_fn(P const& p, std::index_sequence<I...>, A con
 /// compiler drops since no backward pass reads them.
 template <class F, class... A>
 EMBER_HD EMBER_INLINE auto ad_apply(F const& f, A const&... a) {
-  using S = ad::detail::ad_scalar_t<A...>;
+  using S = ad::impl::ad_scalar_t<A...>;
   static_assert(!std::is_void_v<S>, "ember::ad_apply needs at least one reverse-mode node among its operands");
-  auto const p = f(ad::detail::value_of<S>(a)...);
+  auto const p = f(ad::impl::value_of<S>(a)...);
   // One aggregate initialisation, so the operands are copied once, straight into place (built
   // member by member, GCC copied each subtree again through memmove: 25 % of a batch gradient).
-  return ad::detail::build_fn<S>(p, std::index_sequence_for<A...>{}, a...);
+  return ad::impl::build_fn<S>(p, std::index_sequence_for<A...>{}, a...);
 }
 
 inline namespace ad {
-namespace detail {
+namespace impl {
 template <class S, int K>
 struct partials {
   S value;
@@ -320,49 +326,49 @@ struct partials {
 // Operands of a binary operator: at least one node, the other a node, a number or the scalar.
 template <class A, class B>
 concept ad_operands = (node<A> || node<B>) && std::is_same_v<ad_scalar_t<A, B>, ad_scalar_t<B, A>>;
-}  // namespace detail
+}  // namespace impl
 }  // namespace ad
 
 // --- arithmetic ---------------------------------------------------------------------------------
 
 template <class A, class B>
-  requires ad::detail::ad_operands<A, B>
+  requires ad::impl::ad_operands<A, B>
 EMBER_HD EMBER_INLINE auto operator+(A const& a, B const& b) {
-  using S = ad::detail::ad_scalar_t<A, B>;
-  using back = ad::sum_back<decltype(ad::detail::back_of<S>(a)), decltype(ad::detail::back_of<S>(b)), false>;
-  return ad::expr<S, back>{ad::detail::value_of<S>(a) + ad::detail::value_of<S>(b),
-                           {ad::detail::back_of<S>(a), ad::detail::back_of<S>(b)}};
+  using S = ad::impl::ad_scalar_t<A, B>;
+  using back = ad::sum_back<decltype(ad::impl::back_of<S>(a)), decltype(ad::impl::back_of<S>(b)), false>;
+  return ad::expr<S, back>{ad::impl::value_of<S>(a) + ad::impl::value_of<S>(b),
+                           {ad::impl::back_of<S>(a), ad::impl::back_of<S>(b)}};
 }
 template <class A, class B>
-  requires ad::detail::ad_operands<A, B>
+  requires ad::impl::ad_operands<A, B>
 EMBER_HD EMBER_INLINE auto operator-(A const& a, B const& b) {
-  using S = ad::detail::ad_scalar_t<A, B>;
-  using back = ad::sum_back<decltype(ad::detail::back_of<S>(a)), decltype(ad::detail::back_of<S>(b)), true>;
-  return ad::expr<S, back>{ad::detail::value_of<S>(a) - ad::detail::value_of<S>(b),
-                           {ad::detail::back_of<S>(a), ad::detail::back_of<S>(b)}};
+  using S = ad::impl::ad_scalar_t<A, B>;
+  using back = ad::sum_back<decltype(ad::impl::back_of<S>(a)), decltype(ad::impl::back_of<S>(b)), true>;
+  return ad::expr<S, back>{ad::impl::value_of<S>(a) - ad::impl::value_of<S>(b),
+                           {ad::impl::back_of<S>(a), ad::impl::back_of<S>(b)}};
 }
 template <class A, class B>
-  requires ad::detail::ad_operands<A, B>
+  requires ad::impl::ad_operands<A, B>
 EMBER_HD EMBER_INLINE auto operator*(A const& a, B const& b) {
-  using S = ad::detail::ad_scalar_t<A, B>;
-  return ad_apply([](S const& x, S const& y) { return ad::detail::partials<S, 2>{x * y, {y, x}}; }, a, b);
+  using S = ad::impl::ad_scalar_t<A, B>;
+  return ad_apply([](S const& x, S const& y) { return ad::impl::partials<S, 2>{x * y, {y, x}}; }, a, b);
 }
 /// (a/b)' = a'/b − (a/b) b'/b: one division.
 template <class A, class B>
-  requires ad::detail::ad_operands<A, B>
+  requires ad::impl::ad_operands<A, B>
 EMBER_HD EMBER_INLINE auto operator/(A const& a, B const& b) {
-  using S = ad::detail::ad_scalar_t<A, B>;
+  using S = ad::impl::ad_scalar_t<A, B>;
   return ad_apply(
       [](S const& x, S const& y) {
         S const inv = S(1) / y, q = x * inv;
-        return ad::detail::partials<S, 2>{q, {inv, -q * inv}};
+        return ad::impl::partials<S, 2>{q, {inv, -q * inv}};
       },
       a, b);
 }
 template <ad::node A>
 EMBER_HD EMBER_INLINE auto operator-(A const& a) {
   using S = typename A::ad_scalar;
-  return ad_apply([](S const& x) { return ad::detail::partials<S, 1>{-x, {S(-1)}}; }, a);
+  return ad_apply([](S const& x) { return ad::impl::partials<S, 1>{-x, {S(-1)}}; }, a);
 }
 template <ad::node A>
 EMBER_HD EMBER_INLINE A const& operator+(A const& a) {
@@ -372,10 +378,10 @@ EMBER_HD EMBER_INLINE A const& operator+(A const& a) {
 // Comparisons look at the values and give the scalar's mask, as duals do.
 #define EMBER_AD_COMPARE(op)                                                                      \
   template <class A, class B>                                                                     \
-    requires ad::detail::ad_operands<A, B>                                                            \
+    requires ad::impl::ad_operands<A, B>                                                            \
   EMBER_HD EMBER_INLINE auto operator op(A const& a, B const& b) {                                \
-    using S = ad::detail::ad_scalar_t<A, B>;                                                          \
-    return ad::detail::value_of<S>(a) op ad::detail::value_of<S>(b);                                      \
+    using S = ad::impl::ad_scalar_t<A, B>;                                                          \
+    return ad::impl::value_of<S>(a) op ad::impl::value_of<S>(b);                                      \
   }
 EMBER_AD_COMPARE(<)
 EMBER_AD_COMPARE(<=)
@@ -393,7 +399,7 @@ EMBER_AD_COMPARE(!=)
     using S = typename A::ad_scalar;                                               \
     return ad_apply([](S const& x) { body }, a);                                      \
   }
-#define EMBER_AD_RESULT(value, partial) return ad::detail::partials<S, 1>{value, {partial}};
+#define EMBER_AD_RESULT(value, partial) return ad::impl::partials<S, 1>{value, {partial}};
 EMBER_AD_UNARY(exp, S const e = exp(x); EMBER_AD_RESULT(e, e))
 EMBER_AD_UNARY(log, EMBER_AD_RESULT(S(log(x)), S(S(1) / x)))
 EMBER_AD_UNARY(log1p, EMBER_AD_RESULT(S(log1p(x)), S(S(1) / (S(1) + x))))
@@ -419,7 +425,7 @@ template <ad::node A, class C>
 EMBER_HD EMBER_INLINE auto pow(A const& a, C c) {
   using S = typename A::ad_scalar;
   S const e = S(element_t<S>(c));
-  return ad_apply([e](S const& x) { return ad::detail::partials<S, 1>{S(pow(x, e)), {S(e * pow(x, S(e - S(1))))}}; }, a);
+  return ad_apply([e](S const& x) { return ad::impl::partials<S, 1>{S(pow(x, e)), {S(e * pow(x, S(e - S(1))))}}; }, a);
 }
 template <ad::node A, ad::node B>
 EMBER_HD EMBER_INLINE auto pow(A const& a, B const& b) {
@@ -427,20 +433,44 @@ EMBER_HD EMBER_INLINE auto pow(A const& a, B const& b) {
   return ad_apply(
       [](S const& x, S const& y) {
         S const p = pow(x, y);
-        return ad::detail::partials<S, 2>{p, {S(p * y / x), S(p * log(x))}};
+        return ad::impl::partials<S, 2>{p, {S(p * y / x), S(p * log(x))}};
       },
       a, b);
+}
+
+/// The smaller and the larger of two operands, through select (at a tie, the first operand's).
+template <ad::node A>
+EMBER_HD EMBER_INLINE auto min(A const& a, A const& b) {
+  using S = typename A::ad_scalar;
+  return ad_apply([](S const& x, S const& y) { auto const m = y < x; return ad::impl::partials<S, 2>{select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}}; }, a, b);
+}
+template <class A, class B>
+  requires ad::impl::ad_operands<A, B> && (!std::is_same_v<A, B>)
+EMBER_HD EMBER_INLINE auto min(A const& a, B const& b) {
+  using S = ad::impl::ad_scalar_t<A, B>;
+  return ad_apply([](S const& x, S const& y) { auto const m = y < x; return ad::impl::partials<S, 2>{select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}}; }, a, b);
+}
+template <ad::node A>
+EMBER_HD EMBER_INLINE auto max(A const& a, A const& b) {
+  using S = typename A::ad_scalar;
+  return ad_apply([](S const& x, S const& y) { auto const m = x < y; return ad::impl::partials<S, 2>{select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}}; }, a, b);
+}
+template <class A, class B>
+  requires ad::impl::ad_operands<A, B> && (!std::is_same_v<A, B>)
+EMBER_HD EMBER_INLINE auto max(A const& a, B const& b) {
+  using S = ad::impl::ad_scalar_t<A, B>;
+  return ad_apply([](S const& x, S const& y) { auto const m = x < y; return ad::impl::partials<S, 2>{select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}}; }, a, b);
 }
 
 /// `m ? a : b` lane by lane (m is the scalar's mask); the untaken branch gets no gradient, even
 /// where its partials are infinite.
 template <class M, class A, class B>
-  requires ad::detail::ad_operands<A, B> && std::is_same_v<M, mask_t<ad::detail::ad_scalar_t<A, B>>>
+  requires ad::impl::ad_operands<A, B> && std::is_same_v<M, mask_t<ad::impl::ad_scalar_t<A, B>>>
 EMBER_HD EMBER_INLINE auto select(M const& m, A const& a, B const& b) {
-  using S = ad::detail::ad_scalar_t<A, B>;
-  using back = ad::select_back<S, decltype(ad::detail::back_of<S>(a)), decltype(ad::detail::back_of<S>(b))>;
-  return ad::expr<S, back>{select(m, ad::detail::value_of<S>(a), ad::detail::value_of<S>(b)),
-                           {m, ad::detail::back_of<S>(a), ad::detail::back_of<S>(b)}};
+  using S = ad::impl::ad_scalar_t<A, B>;
+  using back = ad::select_back<S, decltype(ad::impl::back_of<S>(a)), decltype(ad::impl::back_of<S>(b))>;
+  return ad::expr<S, back>{select(m, ad::impl::value_of<S>(a), ad::impl::value_of<S>(b)),
+                           {m, ad::impl::back_of<S>(a), ad::impl::back_of<S>(b)}};
 }
 
 }  // namespace ember

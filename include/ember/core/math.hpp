@@ -54,6 +54,13 @@ template <std::floating_point T>
 EMBER_HD EMBER_INLINE T pow(T x, T y) {
   return std::pow(x, y);
 }
+/// xᶜ for a constant exponent of another arithmetic type (`pow(x, 2.5)` with a float x), as duals
+/// and model parameters take it.
+template <std::floating_point T, class U>
+  requires std::is_arithmetic_v<U> && (!std::same_as<T, U>)
+EMBER_HD EMBER_INLINE T pow(T x, U y) {
+  return std::pow(x, T(y));
+}
 
 /// a·b + c with one rounding where the target has FMA hardware and two (a multiply, then an add)
 /// where it has none, for one chain (here) and for SIMD batches (`core/simd.hpp`) alike. Code
@@ -224,6 +231,42 @@ EMBER_HD EMBER_INLINE S min(S const& a, S const& b) {
 template <class S>
 EMBER_HD EMBER_INLINE S max(S const& a, S const& b) {
   return select(a < b, b, a);
+}
+
+namespace detail {
+/// True for the reverse-mode nodes of ad/node.hpp, which have min and max of their own.
+template <class S>
+inline constexpr bool is_expression_node = false;
+template <class S, class C>
+concept scalar_and_constant = std::is_arithmetic_v<C> && !std::is_same_v<S, C> && !is_expression_node<S>;
+}  // namespace detail
+
+/// With a constant on one side (`max(x, 0.3)` for a float, a SIMD batch or a dual x).
+template <class S, class C>
+  requires detail::scalar_and_constant<S, C>
+EMBER_HD EMBER_INLINE S min(S const& a, C c) {
+  return min(a, S(element_t<S>(c)));
+}
+template <class S, class C>
+  requires detail::scalar_and_constant<S, C>
+EMBER_HD EMBER_INLINE S min(C c, S const& a) {
+  return min(S(element_t<S>(c)), a);
+}
+template <class S, class C>
+  requires detail::scalar_and_constant<S, C>
+EMBER_HD EMBER_INLINE S max(S const& a, C c) {
+  return max(a, S(element_t<S>(c)));
+}
+template <class S, class C>
+  requires detail::scalar_and_constant<S, C>
+EMBER_HD EMBER_INLINE S max(C c, S const& a) {
+  return max(S(element_t<S>(c)), a);
+}
+
+/// x², for every scalar type (a model's parameters have their own, ad/node.hpp).
+template <class S>
+EMBER_HD EMBER_INLINE S square(S const& x) {
+  return x * x;
 }
 
 /// The logistic function 1 / (1 + e^-x).
