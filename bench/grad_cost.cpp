@@ -9,9 +9,11 @@
 // and reverse / hand (≤ 1.5). Positions cycle through 64 random points. The gradients of reverse,
 // duals and hand are compared at one point first (the largest difference is printed). The timed
 // loop is `noipa`: as a mere `noinline` pure function GCC moved its call past the clock reads.
-//   usage: ember_grad_cost [model ...]   (hier_logit, logistic10, varying500; default all)
+//   usage: ember_grad_cost [model ...]   (hier_logit, logistic10, gauss_mix, varying500; default all)
 #include <ember/ember.hpp>
 #include <ember/targets/hier_logit.hpp>
+
+#include "posteriordb/posteriors.hpp"
 
 #include <algorithm>
 #include <array>
@@ -111,7 +113,7 @@ double max_gradient_difference(E1 const& a, E2 const& b, vec<float, D> const& x)
 
 // One line per (model, setting): ns per call of the four variants, ns per chain, ratios.
 template <class S, class M, class H>
-void measure(char const* model, M const& U, H const& hand, unsigned seed) {
+void measure(char const* model, M const& U, H const& hand, unsigned seed, char const* hand_is = "by hand") {
   constexpr int D = M::dim;
   auto const xs = random_points<S, D>(seed, 0.5f);
   auto const V = ember::model_duals(U);
@@ -133,8 +135,8 @@ void measure(char const* model, M const& U, H const& hand, unsigned seed) {
   std::printf(
       "{\"model\": \"%s\", \"D\": %d, \"chains_per_call\": %d, \"ns_per_call\": {\"value\": %.0f, \"reverse\": %.0f, "
       "\"duals\": %.0f, \"hand\": %.0f}, \"ns_per_chain_gradient\": {\"reverse\": %.0f, \"duals\": %.0f, \"hand\": %.0f}, "
-      "\"reverse_over_value\": %.2f, \"reverse_over_hand\": %.2f, \"duals_over_reverse\": %.2f}%s\n",
-      model, D, chains, v, rv, du, ha, rv / chains, du / chains, ha / chains, rv / v, rv / ha, du / rv,
+      "\"reverse_over_value\": %.2f, \"reverse_over_hand\": %.2f, \"duals_over_reverse\": %.2f, \"hand\": \"%s\"}%s\n",
+      model, D, chains, v, rv, du, ha, rv / chains, du / chains, ha / chains, rv / v, rv / ha, du / rv, hand_is,
       sink == 12345.f ? " " : "");
 }
 
@@ -298,8 +300,17 @@ int main(int argc, char** argv) {
     auto const x = random_points<float, 10>(98, 0.5f)[0];
     std::printf("# logistic10: largest gradient difference / largest |g|: reverse-built-in %.1e\n",
                 max_gradient_difference(U, H, x));
-    measure<batch>("logistic10", U, H, 3);
-    measure<float>("logistic10", U, H, 4);
+    measure<batch>("logistic10", U, H, 3, "built-in logistic_regression");
+    measure<float>("logistic10", U, H, 4, "built-in logistic_regression");
+  }
+  if (wanted(argc, argv, "gauss_mix")) {
+    // posteriordb's low_dim_gauss_mix (D = 5, 1,000 rows, log_sum_exp per row) as a model body,
+    // against the same posterior's custom_energy lambda (duals, written independently).
+    ember::posteriordb::low_dim_gauss_mix<float> const p(std::string(EMBER_POSTERIORDB_DIR) + "/data");
+    auto const U = p.model();
+    auto const L = p.energy();
+    measure<batch>("gauss_mix5", U, L, 7, "the posterior's dual lambda");
+    measure<float>("gauss_mix5", U, L, 8, "the posterior's dual lambda");
   }
   if (wanted(argc, argv, "varying500")) {
     std::mt19937 gen(6);

@@ -115,6 +115,32 @@ bool check_one(P& p, std::string const& dir) {
     }
   }
 
+  // A posterior also written as a model body (reverse mode): the same gradient as the lambda's
+  // duals, and the same U up to a constant (the normalisations the lambda leaves out). Both are
+  // sums of the same terms in another order: 10⁻¹⁰ of the terms' scale covers their rounding
+  // (about n·ε·Σ|terms|) with room, and a wrong partial is off by its own size.
+  double model_err = -1;
+  if constexpr (requires { p.model(); }) {
+    auto const M = p.model();
+    double offset = 0;
+    model_err = 0;
+    for (std::size_t k = 0; k < pts.size(); ++k) {
+      ember::vec<double, D> g, gm;
+      double const u = U.value_and_grad(pts[k], g), um = M.value_and_grad(pts[k], gm);
+      if (k == 0) offset = um - u;
+      double const tol = 1e-10 * (1 + std::fabs(u) * (1 + double(p.rows())));
+      model_err = std::max(model_err, std::fabs((um - u) - offset) / tol);
+      if (!(std::fabs(M.value(pts[k]) - um) <= tol)) fail("the model's value() differs from its value_and_grad()");
+      for (int i = 0; i < D; ++i) {
+        double const e = std::fabs(gm[i] - g[i]) * unc.sd[i];
+        double const gt = 1e-10 * (1 + std::fabs(g[i]) * unc.sd[i] + std::fabs(u) * 1e-2);
+        model_err = std::max(model_err, e / gt);
+      }
+    }
+    if (!(model_err <= 1)) fail("the model body's reverse-mode gradient or value differs from the lambda's, " +
+                                std::to_string(model_err) + " of the tolerance");
+  }
+
   // A batch of W distinct points against W one-chain evaluations.
   using B = ember::simd_batch<double>;
   constexpr int W = int(B::size);
@@ -177,8 +203,10 @@ bool check_one(P& p, std::string const& dir) {
     }
   }
 
-  std::printf("  %-46s D=%2d rows=%5lld  fd %.2g of tol, lanes %.1e, float: dU %.1e grad %.1e  %s\n", P::name, D,
-              (long long)p.rows(), worst_fd, lane_err, f_u, f_g, ok ? "ok" : "FAILED");
+  std::printf("  %-46s D=%2d rows=%5lld  fd %.2g of tol, lanes %.1e, float: dU %.1e grad %.1e", P::name, D,
+              (long long)p.rows(), worst_fd, lane_err, f_u, f_g);
+  if (model_err >= 0) std::printf(", model %.2g of tol", model_err);
+  std::printf("  %s\n", ok ? "ok" : "FAILED");
   return ok;
 }
 

@@ -581,10 +581,26 @@ class eight_schools_noncentered {
     auto y = detail::column(d, "y", 8), s = detail::column(d, "sigma", 8);
     for (int j = 0; j < 8; ++j) {
       y_[j] = T(y[j]);
+      sd_[j] = T(s[j]);
       inv_sd_[j] = T(1 / s[j]);
     }
   }
   std::int64_t rows() const { return 8; }
+  /// The same posterior as a model body (reverse-mode gradient), written as the Stan program reads.
+  struct body {
+    std::array<T, 8> y, sigma;
+    template <class M>
+    void operator()(M& m) const {
+      auto const tau = m.positive(m[9]);
+      m.add(normal_lpdf(m[8], 0.0, 5.0));
+      m.add(cauchy_lpdf(tau, 0.0, 5.0));
+      for (int j = 0; j < 8; ++j) {
+        m.add(normal_lpdf(m[j], 0.0, 1.0));
+        m.add(normal_lpdf(y[j], m[8] + tau * m[j], sigma[j]));
+      }
+    }
+  };
+  auto model() const { return ember::model<dim, T>(body{y_, sd_}); }
   auto energy() const {
     return custom_energy<dim, T>([y = y_, w = inv_sd_](auto const& x) {
       using S = std::decay_t<decltype(x[0])>;
@@ -611,7 +627,7 @@ class eight_schools_noncentered {
   }
 
  private:
-  std::array<T, 8> y_{}, inv_sd_{};
+  std::array<T, 8> y_{}, sd_{}, inv_sd_{};
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -633,6 +649,23 @@ class arK {
     y_ = detail::cast<T>(detail::column(d, "y", std::size_t(n_)));
   }
   std::int64_t rows() const { return n_; }
+  /// The same posterior as a model body (reverse-mode gradient), written as the Stan program reads.
+  struct body {
+    T const* y;
+    std::int64_t n;
+    template <class M>
+    void operator()(M& m) const {
+      auto const sigma = m.positive(m[K + 1]);
+      for (int k = 0; k <= K; ++k) m.add(normal_lpdf(m[k], 0.0, 10.0));
+      m.add(cauchy_lpdf(sigma, 0.0, 2.5));
+      m.add_rows(n - K, [&](std::int64_t r) {
+        std::int64_t const t = r + K;
+        auto const mu = m[0] + m[1] * y[t - 1] + m[2] * y[t - 2] + m[3] * y[t - 3] + m[4] * y[t - 4] + m[5] * y[t - 5];
+        return normal_lpdf(y[t], mu, sigma);
+      });
+    }
+  };
+  auto model() const { return ember::model<dim, T>(body{y_.data(), n_}); }
   auto energy() const {
     return custom_energy<dim, T>([y = y_.data(), n = n_](auto const& x) {
       using S = std::decay_t<decltype(x[0])>;
@@ -770,6 +803,28 @@ class low_dim_gauss_mix {
     y_ = detail::cast<T>(detail::column(d, "y", std::size_t(n_)));
   }
   std::int64_t rows() const { return n_; }
+  /// The same posterior as a model body (reverse-mode gradient), written as the Stan program reads.
+  struct body {
+    T const* y;
+    std::int64_t n;
+    template <class M>
+    void operator()(M& m) const {
+      auto const mu2 = m[0] + m.positive(m[1]);  // ordered: μ₂ = μ₁ + eᵐ
+      auto const sigma1 = m.positive(m[2]);
+      auto const sigma2 = m.positive(m[3]);
+      auto const log_theta = -softplus(-m[4]), log_1m_theta = -softplus(m[4]);  // θ = logistic(t)
+      m.add(log_theta + log_1m_theta);                                          // its log-Jacobian
+      m.add(normal_lpdf(sigma1, 0.0, 2.0));
+      m.add(normal_lpdf(sigma2, 0.0, 2.0));
+      m.add(normal_lpdf(m[0], 0.0, 2.0));
+      m.add(normal_lpdf(mu2, 0.0, 2.0));
+      m.add(4.0 * (log_theta + log_1m_theta));  // beta(5, 5), up to its constant
+      m.add_rows(n, [&](std::int64_t i) {
+        return log_sum_exp(log_theta + normal_lpdf(y[i], m[0], sigma1), log_1m_theta + normal_lpdf(y[i], mu2, sigma2));
+      });
+    }
+  };
+  auto model() const { return ember::model<dim, T>(body{y_.data(), n_}); }
   auto energy() const {
     return custom_energy<dim, T>([y = y_.data(), n = n_](auto const& x) {
       using S = std::decay_t<decltype(x[0])>;

@@ -438,6 +438,22 @@ EMBER_HD EMBER_INLINE auto pow(A const& a, B const& b) {
       a, b);
 }
 
+/// log(eᵃ + eᵇ), one node: ∂/∂a = e^{a − m}/(e^{a − m} + e^{b − m}) = σ(a − b), from the one
+/// exponential e^{−|a − b|}.
+template <class A, class B>
+  requires ad::impl::ad_operands<A, B>
+EMBER_HD EMBER_INLINE auto log_sum_exp(A const& a, B const& b) {
+  using S = ad::impl::ad_scalar_t<A, B>;
+  return ad_apply(
+      [](S const& x, S const& y) {
+        S const e = exp(-abs(x - y)), r = S(1) / (S(1) + e);
+        auto const first = x >= y;
+        S const wx = select(first, r, S(e * r));
+        return ad::impl::partials<S, 2>{S(max(x, y) + log1p(e)), {wx, S(S(1) - wx)}};
+      },
+      a, b);
+}
+
 /// The smaller and the larger of two operands, through select (at a tie, the first operand's).
 template <ad::node A>
 EMBER_HD EMBER_INLINE auto min(A const& a, A const& b) {

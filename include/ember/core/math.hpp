@@ -291,6 +291,14 @@ EMBER_HD EMBER_INLINE S log_sum_exp(S const (&a)[K]) {
   return m + log(s);
 }
 
+/// log(eᵃ + eᵇ) = max(a, b) + log(1 + e^{−|a − b|}), without overflow (a model's parameters have
+/// their own, ad/node.hpp).
+template <class S>
+  requires(!detail::is_expression_node<S>)
+EMBER_HD EMBER_INLINE S log_sum_exp(S const& a, S const& b) {
+  return max(a, b) + log1p(exp(-abs(a - b)));
+}
+
 /// 2π in the precision of `T`.
 template <class T>
 inline constexpr T two_pi = T(6.283185307179586476925286766559);
