@@ -54,8 +54,14 @@ std::vector<vec<S, D>> random_points(unsigned seed, float scale) {
 struct kind_value {};
 struct kind_grad {};
 
+#if defined(__clang__)
+#define GRAD_COST_OPAQUE __attribute__((noinline))  // clang has no noipa
+#else
+#define GRAD_COST_OPAQUE __attribute__((noipa))
+#endif
+
 template <class Kind, class E, class S, int D>
-[[gnu::noipa]] float run(E const& e, std::vector<vec<S, D>> const& xs, long evaluations) {
+GRAD_COST_OPAQUE float run(E const& e, std::vector<vec<S, D>> const& xs, long evaluations) {
   S acc = S(0.f);
   vec<S, D> g;
   for (long k = 0; k < evaluations; ++k) {
@@ -218,8 +224,8 @@ struct varying_body {
   template <class M>
   void operator()(M& m) const {
     constexpr ember::block<3, groups> z;
-    auto const tau = m.positive(m[1]);
-    auto const sigma = m.positive(m[2]);
+    auto const tau = ember::let(m, m.positive(m[1]));  // used by every row: one adjoint of its own
+    auto const sigma = ember::let(m, m.positive(m[2]));
     m.add(ember::normal_lpdf(m[0], 0.0, 5.0));
     m.add(ember::normal_lpdf(tau, 0.0, 1.0));
     m.add(ember::normal_lpdf(sigma, 0.0, 1.0));

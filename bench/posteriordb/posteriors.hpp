@@ -655,7 +655,7 @@ class arK {
     std::int64_t n;
     template <class M>
     void operator()(M& m) const {
-      auto const sigma = m.positive(m[K + 1]);
+      auto const sigma = let(m, m.positive(m[K + 1]));  // the rows' scale: 1/σ and log σ once
       for (int k = 0; k <= K; ++k) m.add(normal_lpdf(m[k], 0.0, 10.0));
       m.add(cauchy_lpdf(sigma, 0.0, 2.5));
       m.add_rows(n - K, [&](std::int64_t r) {
@@ -809,10 +809,12 @@ class low_dim_gauss_mix {
     std::int64_t n;
     template <class M>
     void operator()(M& m) const {
-      auto const mu2 = m[0] + m.positive(m[1]);  // ordered: μ₂ = μ₁ + eᵐ
-      auto const sigma1 = m.positive(m[2]);
-      auto const sigma2 = m.positive(m[3]);
-      auto const log_theta = -softplus(-m[4]), log_1m_theta = -softplus(m[4]);  // θ = logistic(t)
+      // Everything the rows share is a let: one adjoint each, 1/σ and log σ once.
+      auto const mu2 = let(m, m[0] + m.positive(m[1]));  // ordered: μ₂ = μ₁ + eᵐ
+      auto const sigma1 = let(m, m.positive(m[2]));
+      auto const sigma2 = let(m, m.positive(m[3]));
+      auto const log_theta = let(m, -softplus(-m[4]));  // θ = logistic(t)
+      auto const log_1m_theta = let(m, -softplus(m[4]));
       m.add(log_theta + log_1m_theta);                                          // its log-Jacobian
       m.add(normal_lpdf(sigma1, 0.0, 2.0));
       m.add(normal_lpdf(sigma2, 0.0, 2.0));

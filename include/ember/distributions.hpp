@@ -230,6 +230,16 @@ EMBER_HD EMBER_INLINE auto normal_lpdf(X const& x, M const& mu, G const& sigma) 
           return lpdf_partials<S, 2>{-S(0.5) * z * z - S(T(c)), {dx, -dx}};
         },
         x, mu);
+  } else if constexpr (requires { sigma.inv; sigma.log_v; }) {
+    // A scale from `let(m, σ)` (ad/model.hpp): its 1/σ and log σ were computed once.
+    using S = std::remove_cvref_t<decltype(sigma.v)>;
+    S const inv = sigma.inv, c = sigma.log_v + S(detail::half_log_two_pi);
+    return detail::lpdf(
+        [inv, c](S const& xx, S const& mm, S const&) {
+          S const z = (xx - mm) * inv, dx = -z * inv;
+          return lpdf_partials<S, 3>{-S(0.5) * z * z - c, {dx, -dx, (z * z - S(1)) * inv}};
+        },
+        x, mu, sigma);
   } else {
     return detail::lpdf([](auto const&... a) { return normal_lpdf_partials(a...); }, x, mu, sigma);
   }

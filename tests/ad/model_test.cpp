@@ -216,8 +216,8 @@ TEST_CASE("hier_logit: reverse mode against forward duals and central difference
 namespace {
 
 // Every construct of a body once: a let built from a let, lets used under a select whose other
-// branch has an infinite or NaN partial, positive(), square, min, max, int literals, pow with a
-// constant.
+// branch has an infinite or NaN partial, a scalar let as a scale, positive(), square, min, max,
+// int literals, pow with a constant, add_rows.
 struct constructs_body {
   template <class M>
   void operator()(M& m) const {
@@ -235,6 +235,9 @@ struct constructs_body {
     // there, and 0 · NaN must not reach the gradient.
     auto const root = ember::let<1>(m, [&](int) { return ember::sqrt(m[b][3]); });
     m.add(ember::select(m[b][3] > 0.0, root[0], m[b][3] * 0.5));
+    // A scalar let as a normal's σ (its cached 1/σ and log σ) and in arithmetic.
+    auto const scale = ember::let(m, s * 0.5 + 0.1);
+    m.add_rows(5, [&](std::int64_t i) { return ember::normal_lpdf(0.3 * double(i), m[b][0], scale) + scale * m[b][1]; });
   }
 };
 

@@ -268,6 +268,61 @@ struct grad_ctx {
   };
 };
 
+/// A scalar let in a gradient context: a node of its own (its value, and a leaf into its own
+/// adjoint), whose destructor hands the adjoint its uses gathered to the expression it was built
+/// from, once. It also keeps 1/v and log v, computed once, for log-densities that take it as a
+/// scale (normal_lpdf's σ), which would otherwise divide and take a logarithm on every row.
+template <class S, class Back>
+struct let_scalar {
+  using ad_scalar = S;
+  S v;
+  ad::leaf_back<S> b;
+  mutable S a;
+  Back back;
+  S inv, log_v;
+  template <class E>
+  EMBER_HD let_scalar(bool rows_open, E const& e)
+      : v(e.v), b{&a}, a(S(0)), back(e.b), inv(S(1) / e.v), log_v(log(e.v)) {
+    detail::refuse_let_in_rows(rows_open);
+  }
+  let_scalar(let_scalar const&) = delete;
+  let_scalar& operator=(let_scalar const&) = delete;
+  template <class Seed>
+  EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
+    b.bwd(s);
+  }
+  EMBER_HD ~let_scalar() {
+    if constexpr (std::is_same_v<mask_t<S>, bool>) {
+      if (a != S(0)) back.bwd(a);
+    } else {
+      back.bwd(ad::masked_seed<S>{a, a != S(0)});
+    }
+  }
+};
+
+namespace detail {
+template <class T>
+inline constexpr bool is_let_scalar = false;
+template <class S, class Back>
+inline constexpr bool is_let_scalar<let_scalar<S, Back>> = true;
+}  // namespace detail
+
+/// `let(m, v)`: one value used by many terms or rows (a shared scale σ, a common mean),
+/// computed once; in reverse mode its uses add into one adjoint of its own, handed back once
+/// when the let dies, and as a log-density's scale it brings 1/σ and log σ computed once.
+/// `auto const sigma = ember::let(m, m.positive(m[2]));`
+template <class M, class V>
+EMBER_HD auto let(M& m, V const& v) {
+  using S = typename M::scalar;
+  if constexpr (requires { m.g; }) {
+    auto const e = ad::impl::as_node<S>(v);
+    return let_scalar<S, decltype(e.b)>(m.rows_open, e);
+  } else {
+    detail::refuse_let_in_rows(m.rows_open);
+    return detail::as_scalar<S>(v);
+  }
+}
+
 /// `let<N>(m, f)`: the vector f(0) … f(N−1) of a model's body, computed once and, in reverse
 /// mode, differentiated once (see the file comment). Keep it in a named local:
 /// `auto alpha = ember::let<48>(m, [&](int j) { return ...; });`.
