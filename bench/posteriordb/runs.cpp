@@ -4,7 +4,7 @@
 //   posteriordb_runs [DIR] [SEED] [SAMPLERS] [ONLY]
 //     DIR       bench/posteriordb (data/ and reference/)
 //     SEED      the run's seed (default 1)
-//     SAMPLERS  comma-separated among mala, chees, chees_stan, chees_dense (default mala,chees);
+//     SAMPLERS  comma-separated among mala, chees, chees_stan, chees_dense, chees_model (default mala,chees);
 //               a name with "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws
 //               from std::mt19937_64(SEED) given as `.init`, instead of ember's default starts
 //               (also uniform(−2, 2), from each chain's own stream)
@@ -18,6 +18,7 @@
 //   chees        ember::chees_hmc(U) | ember::record()            (diagonal metric; the default)
 //   chees_stan   the same with diagonal_mass({.gradients = false}) (Stan's metric estimate)
 //   chees_dense  ember::hmc(U, {}) | ember::warmup(1000, step_size(), dense_mass(), chees()) | record()
+//   chees_model  chees on the posterior's model body (reverse-mode gradient), where it has one
 // Per run: chains that never moved (no accepted kept-phase transition), chains off (a chain mean
 // of some unconstrained coordinate more than 5 reference sds from the reference mean: stuck chains
 // and chains in another mode or a tail), divergent chains, the
@@ -278,5 +279,10 @@ int main(int argc, char** argv) {
       return ember::hmc(U, {}) | ember::warmup(1000, ember::step_size(), ember::dense_mass(), ember::chees()) |
              ember::record();
     });
+    // The posterior's model body (reverse-mode gradient), where posteriors.hpp has one.
+    if constexpr (requires { p.model(); }) {
+      auto M = counted_energy<decltype(p.model())>{p.model(), &gradients};
+      run("chees_model", [&] { return ember::chees_hmc(M, {.warmup = warm}) | ember::record(); });
+    }
   });
 }
