@@ -128,10 +128,19 @@ struct expr {
   EMBER_AD_NO_CONVERSION
 };
 
-/// The backward part of a leaf: where its adjoint accumulates.
+/// The backward part of a leaf: where its adjoint accumulates. Its copy is written out member
+/// by member (so is dot_back's), which makes every backward part that holds it copy member by
+/// member too: as trivially copyable aggregates, GCC copied them whole with 64-byte loads (a
+/// batch member pads them to 64 bytes) right after writing the pointers with 8-byte stores, which
+/// the store buffer cannot forward; a 500-parameter model's batch gradient took 2× as long
+/// (bench/results/2026-11-28-grad-cost.md).
 template <class S>
 struct leaf_back {
   S* adj;
+  leaf_back() = default;
+  EMBER_HD EMBER_INLINE leaf_back(S* p) : adj(p) {}
+  EMBER_HD EMBER_INLINE leaf_back(leaf_back const& o) : adj(o.adj) {}
+  EMBER_HD EMBER_INLINE leaf_back& operator=(leaf_back const& o) { adj = o.adj; return *this; }
   template <class Seed>
   EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
     impl::accumulate(*adj, s);
@@ -202,6 +211,10 @@ template <class S, class T, int K>
 struct dot_back {
   T const* x;
   S* adj;  ///< the adjoints of θ₀ … θ_{K−1}
+  dot_back() = default;
+  EMBER_HD EMBER_INLINE dot_back(T const* r, S* a) : x(r), adj(a) {}
+  EMBER_HD EMBER_INLINE dot_back(dot_back const& o) : x(o.x), adj(o.adj) {}
+  EMBER_HD EMBER_INLINE dot_back& operator=(dot_back const& o) { x = o.x; adj = o.adj; return *this; }
   template <class Seed>
   EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
     for (int k = 0; k < K; ++k) impl::accumulate(adj[k], impl::seed_times(s, S(element_t<S>(x[k]))));
