@@ -10,7 +10,7 @@
 /// no heap, no virtual call, every function `EMBER_HD` (FastAD's idea of an expression type that
 /// carries its adjoint, without FastAD's run-time bind buffer). ad/model.hpp runs a term's
 /// backward pass right after building it, so a model's terms and data rows each live only for
-/// one term, and a gradient costs a small multiple of its value whatever the dimension (1.3x on
+/// one term, and a gradient costs a small multiple of its value whatever the dimension (1.4x on
 /// hier_logit, more where the rows are so cheap that the adjoint updates show: docs/models.md).
 ///
 /// Every node is an `expr<S, Back>`: its value v and its backward part b, which is all a parent
