@@ -467,28 +467,44 @@ EMBER_HD EMBER_INLINE auto log_sum_exp(A const& a, B const& b) {
       a, b);
 }
 
-/// The smaller and the larger of two operands, through select (at a tie, the first operand's).
+inline namespace ad {
+namespace impl {
+// min and max of two values with their partials, through select (at a tie, the first operand's).
+struct min_rule {
+  template <class S>
+  EMBER_HD EMBER_INLINE partials<S, 2> operator()(S const& x, S const& y) const {
+    auto const m = y < x;
+    return {select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}};
+  }
+};
+struct max_rule {
+  template <class S>
+  EMBER_HD EMBER_INLINE partials<S, 2> operator()(S const& x, S const& y) const {
+    auto const m = x < y;
+    return {select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}};
+  }
+};
+}  // namespace impl
+}  // namespace ad
+
+/// The smaller and the larger of two operands (two of one node type, or a node and a number).
 template <ad::node A>
 EMBER_HD EMBER_INLINE auto min(A const& a, A const& b) {
-  using S = typename A::ad_scalar;
-  return ad_apply([](S const& x, S const& y) { auto const m = y < x; return ad::impl::partials<S, 2>{select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}}; }, a, b);
+  return ad_apply(ad::impl::min_rule{}, a, b);
 }
 template <class A, class B>
   requires ad::impl::ad_operands<A, B> && (!std::is_same_v<A, B>)
 EMBER_HD EMBER_INLINE auto min(A const& a, B const& b) {
-  using S = ad::impl::ad_scalar_t<A, B>;
-  return ad_apply([](S const& x, S const& y) { auto const m = y < x; return ad::impl::partials<S, 2>{select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}}; }, a, b);
+  return ad_apply(ad::impl::min_rule{}, a, b);
 }
 template <ad::node A>
 EMBER_HD EMBER_INLINE auto max(A const& a, A const& b) {
-  using S = typename A::ad_scalar;
-  return ad_apply([](S const& x, S const& y) { auto const m = x < y; return ad::impl::partials<S, 2>{select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}}; }, a, b);
+  return ad_apply(ad::impl::max_rule{}, a, b);
 }
 template <class A, class B>
   requires ad::impl::ad_operands<A, B> && (!std::is_same_v<A, B>)
 EMBER_HD EMBER_INLINE auto max(A const& a, B const& b) {
-  using S = ad::impl::ad_scalar_t<A, B>;
-  return ad_apply([](S const& x, S const& y) { auto const m = x < y; return ad::impl::partials<S, 2>{select(m, y, x), {select(m, S(0), S(1)), select(m, S(1), S(0))}}; }, a, b);
+  return ad_apply(ad::impl::max_rule{}, a, b);
 }
 
 /// `m ? a : b` lane by lane (m is the scalar's mask); the untaken branch gets no gradient, even
