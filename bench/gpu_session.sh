@@ -7,14 +7,24 @@
 # step's verdict is printed as it ends.
 #
 # usage: bench/gpu_session.sh BIN OUT [steps...]
-#   steps: tests sanitize example bench peers matrix ncu (default: all, in that order)
-#   (peers: bench/peers/torch_eager.py on the GPU, P1, P2 and P6, with the machine's own PyTorch)
-# BIN holds the CUDA test binaries, 03_many_chains_cuda, ember_cuda_bench and ember_matrix.
+#   steps: tests sanitize example bench bayes peers unroll matrix ncu (default: all but unroll, in
+#   that order)
+#   (bayes: ember_bayes_suite_cuda, the logistic regression at 4-1,024 chains with one thread per
+#   chain and with teams, and the d = 10 standard normal's ESS/s; peers: bench/peers/gpu_peers.sh,
+#   P1 and P7 for torch eager, torch.compile, TorchEBM, BlackJAX and JAX on the GPU, with the
+#   machine's own PyTorch and JAX and the wheels of .whl/; unroll: the A/B of docs/decisions/
+#   2026-11-26-device-normals-unrolled.md, ember_matrix_normals_unroll0/4 built from the commit
+#   before 601a7db)
+#   Environment: SANITIZE_TOOLS, SANITIZE_TESTS, SANITIZE_TIMEOUT, SANITIZE_ARGS (a Catch test filter)
+#   (default: the four tools over every test binary
+#   but energy_gaussian_cuda_test); ROUNDS, UNROLL_CHAINS for unroll; BENCH_CASES for bench.
+# BIN holds the CUDA test binaries, 03_many_chains_cuda, ember_cuda_bench, ember_bayes_suite_cuda
+# and ember_matrix.
 set -uo pipefail
 bin=$(cd "$1" && pwd) || exit 1
 out=${2%/}
 shift 2
-steps=${*:-tests sanitize example bench peers matrix ncu}
+steps=${*:-tests sanitize example bench bayes peers matrix ncu}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 summary=$out/summary.txt
@@ -31,7 +41,7 @@ pack() { tar -czf "${PACK:-$out.tgz}" -C "$(dirname "$out")" "$(basename "$out")
 note "machine: $(tr '\n' ';' <"$out/machine.txt")"
 
 tests="backend_cuda_test backend_cuda_sampler_checks_test energy_custom_energy_cuda_test energy_gaussian_cuda_test
-       kernel_underdamped_langevin_cuda_test"
+       energy_gaussian_extern_cuda_test ad_model_cuda_test kernel_underdamped_langevin_cuda_test"
 
 for step in $steps; do
   case $step in
@@ -48,12 +58,12 @@ for step in $steps; do
     # (gaussian<float, 784>, 2U chi-squared) had not finished after 240 s under initcheck and
     # 370 s under memcheck (2026-11-23, H100); its data-view path (a table copied to device
     # memory) is also energy_custom_energy_cuda_test's.
-    for tool in memcheck racecheck initcheck synccheck; do
-      for t in $tests; do
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
+      for t in ${SANITIZE_TESTS:-$tests}; do
         [ $t = energy_gaussian_cuda_test ] && continue
         extra=""
         [ $tool = memcheck ] && extra="--leak-check full"
-        timeout 240 compute-sanitizer --tool $tool $extra --error-exitcode 99 "$bin/$t" \
+        timeout "${SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool $tool $extra --error-exitcode 99 "$bin/$t" ${SANITIZE_ARGS:+"$SANITIZE_ARGS"} \
           >"$out/sanitize-$tool-$t.log" 2>&1
         rc=$?
         note "sanitize $tool $t: rc $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool-$t.log" | tail -1)"
@@ -66,10 +76,17 @@ for step in $steps; do
     sed 's/^/  /' "$out/example-03.log" | tee -a "$summary"
     ;;
   bench)
-    timeout 400 "$bin/ember_cuda_bench" --repeats 10 >"$out/cuda_bench.jsonl" 2>"$out/cuda_bench.err"
-    note "ember_cuda_bench: rc $?"
-    timeout 200 "$bin/ember_cuda_bench" --case P7 --phases --repeats 5 >>"$out/cuda_bench.jsonl" 2>>"$out/cuda_bench.err"
-    note "ember_cuda_bench --phases: rc $?"
+    if [ -n "${BENCH_CASES:-}" ]; then  # only these cases (e.g. "P1 P7", the peers' cases), 5 repeats, no phases
+      for c in $BENCH_CASES; do
+        timeout 200 "$bin/ember_cuda_bench" --case "$c" --repeats 5 >>"$out/cuda_bench.jsonl" 2>>"$out/cuda_bench.err"
+        note "ember_cuda_bench --case $c: rc $?"
+      done
+    else
+      timeout 400 "$bin/ember_cuda_bench" --repeats 10 >"$out/cuda_bench.jsonl" 2>"$out/cuda_bench.err"
+      note "ember_cuda_bench: rc $?"
+      timeout 200 "$bin/ember_cuda_bench" --case P7 --phases --repeats 5 >>"$out/cuda_bench.jsonl" 2>>"$out/cuda_bench.err"
+      note "ember_cuda_bench --phases: rc $?"
+    fi
     python3 - "$out/cuda_bench.jsonl" <<'PY' | tee -a "$summary"
 import json, sys
 for l in open(sys.argv[1]):
@@ -82,18 +99,54 @@ for l in open(sys.argv[1]):
           f"{r['chain_steps_per_s']:.3g} chain-steps/s  check ok={r['check']['ok']}")
 PY
     ;;
+  bayes)
+    timeout 300 "$bin/ember_bayes_suite_cuda" --jsonl "$out/bayes.jsonl" >"$out/bayes.txt" 2>&1
+    note "ember_bayes_suite_cuda: rc $?"
+    grep -E '^\| (breast|standard)' "$out/bayes.txt" | tee -a "$summary"
+    ;;
   peers)
-    EMBER_TORCH_DEVICE=cuda EMBER_BENCH_CPUS=$(seq -s, 0 $(($(nproc) - 1))) timeout 400 \
-      python3 "$root/bench/peers/torch_eager.py" --case P1,P2,P6 --repeats 10 >"$out/torch_cuda.jsonl" 2>"$out/torch_cuda.err"
-    note "torch-eager on the GPU: rc $?"
-    python3 - "$out/torch_cuda.jsonl" <<'PY' | tee -a "$summary"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if "seconds" not in r:
-        print("  ", r); continue
-    print(f"  {r['case']:3} chains {r['chains']:>9,} steps {r['steps']:>5}: {r['seconds']*1e3:9.2f} ms "
-          f"{r['chain_steps_per_s']:.3g} chain-steps/s  check ok={r['check']['ok']}  {r['version']}")
+    timeout 400 bash "$root/bench/peers/gpu_peers.sh" "$out/peers.jsonl" >"$out/peers.txt" 2>&1
+    note "bench/peers/gpu_peers.sh: rc $?"
+    tail -40 "$out/peers.txt" | tee -a "$summary"
+    ;;
+  unroll)
+    # The A/B of docs/decisions/2026-11-26-device-normals-unrolled.md: the same CUDA configurations
+    # with every Philox block of a draw of normals unrolled (0) and four per loop iteration (4),
+    # alternately, ROUNDS times each. Same draws both ways (equal ESS is checked); unroll4/unroll0
+    # per configuration (median over rounds), and the geometric means over the configurations that
+    # changed and over the control (two_mode_mixture x float, the same code in both).
+    for r in $(seq "${ROUNDS:-2}"); do
+      for n in 0 4; do
+        timeout 280 "$bin/ember_matrix_normals_unroll$n" --chains "${UNROLL_CHAINS:-128,1024}" --warmup 300 --draws 300 \
+          --jsonl "$out/unroll$n-round$r.jsonl" >"$out/unroll$n-round$r.txt" 2>&1
+        note "ember_matrix_normals_unroll$n, round $r: rc $?"
+      done
+    done
+    python3 - "$out" <<'PY' | tee -a "$summary"
+import glob, json, math, statistics, sys
+rows = {}
+for n in (0, 4):
+    for f in sorted(glob.glob(f"{sys.argv[1]}/unroll{n}-round*.jsonl")):
+        for l in open(f):
+            r = json.loads(l)
+            if r.get("skipped"):
+                continue
+            key = (r["target"], r["sampler"], r["precision"], r["chains"])
+            rows.setdefault(key, {0: [], 4: []})[n].append(r)
+changed, control = [], []
+print(f"  {'configuration':46} {'chains':>6} {'sampling 4/0':>12} {'warm-up 4/0':>11} same ESS")
+for key, v in sorted(rows.items()):
+    if not v[0] or not v[4]:
+        continue
+    s = statistics.median(r["sampling_s"] for r in v[4]) / statistics.median(r["sampling_s"] for r in v[0])
+    w = statistics.median(r["warmup_s"] for r in v[4]) / statistics.median(r["warmup_s"] for r in v[0])
+    same = v[0][0]["ess_bulk_x"] == v[4][0]["ess_bulk_x"]
+    (control if key[0] == "two_mode_mixture" and key[2] == "float" else changed).append((s, w))
+    print(f"  {'__'.join(key[:3]):46} {key[3]:>6} {s:12.3f} {w:11.3f} {same}")
+gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+for name, xs in (("changed", changed), ("control", control)):
+    print(f"  {name}: {len(xs)} rows, geometric mean sampling 4/0 {gm([a for a, _ in xs]):.3f}, "
+          f"warm-up 4/0 {gm([b for _, b in xs]):.3f}")
 PY
     ;;
   matrix)

@@ -13,13 +13,29 @@ key per chain (the usual BlackJAX idiom).
 Compile time is reported apart ("compile_seconds" = warm-up run minus the
 median of the timed runs).
 Usage: python bench/peers/blackjax_peer.py [--case P1] [--quick]
+--sweep: the GPU cases P1 and P7 (P7 at 10^3 ... 10^7 chains x 1,000 steps)
+of bench/cuda_suite.cu instead, one JSON line per chain count with "device"
+(bench/peers/gpu_sweep.py; bench/peers/gpu_peers.sh runs it on a GPU), with
+--impl blackjax (default: the sgld-as-ULA kernel above) or --impl jax: ULA
+written by hand in plain JAX (gradient P x - P mu, one normal draw of shape
+(chains, dim) per step, the update vmapped over chains inside lax.scan, under
+one jax.jit; no BlackJAX).  EMBER_JAX_DEVICE=gpu runs JAX on the GPU
+(JAX_PLATFORMS=cuda; common's CPU-only XLA_FLAGS default is not applied);
+without it JAX stays on the CPU, as in the CPU benchmark.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
+if os.environ.get("EMBER_JAX_DEVICE", "cpu").lower() in ("gpu", "cuda"):
+    # before common, which defaults JAX_PLATFORMS to cpu and XLA_FLAGS to a CPU flag
+    os.environ["JAX_PLATFORMS"] = "cuda"
+    os.environ.setdefault("XLA_FLAGS", "")
+
 import common  # sets threads/affinity/XLA_FLAGS; import before jax
+import gpu_sweep
 
 import jax
 import jax.numpy as jnp
@@ -85,6 +101,8 @@ def run_ula(cfg, args):
 
     note = "ULA = blackjax.sgld with the exact gradient (blackjax has no dedicated ULA kernel)"
     prepare = lambda i: _x0(cfg, args.seed + i)
+    if "run_budget" in cfg:           # GPU sweep (gpu_sweep.py)
+        return _sweep_measure(run, prepare, cfg, note)
     if cfg.get("aot_compile"):
         # long case: compile ahead of time (timed apart), no warm-up run
         x0, key = prepare(0)
@@ -147,10 +165,61 @@ def run_grad(cfg, args):
                           note="jax.jit(jax.vmap(jax.grad(U))), no blackjax API involved")
 
 
+def _sweep_measure(run, prepare, cfg, note):
+    t, _ = gpu_sweep.measure(lambda a: jax.block_until_ready(run(a[1], a[0])), prepare, cfg)
+    return common.Outcome(t, np.asarray(t.result), compile_reported=True,
+                          note=note + "; compile_seconds = warm-up run minus median")
+
+
+def run_ula_jax(cfg, args):
+    """ULA by hand in plain JAX: the update of one chain, vmapped over chains,
+    inside lax.scan over steps, under one jit; hand-written gradient."""
+    mu, _, prec = common.gaussian_params(cfg["dim"])
+    bias = jnp.asarray(prec @ mu, F32)
+    prec = jnp.asarray(prec, F32)
+    eta, n_steps = cfg["params"]["eta"], cfg["steps"]
+    s = float(np.sqrt(2.0 * eta))
+
+    def update(x, z):                 # one chain: x, z of shape (dim,)
+        return x - eta * (prec @ x - bias) + s * z
+
+    def step(x, key):
+        z = jax.random.normal(key, x.shape, dtype=F32)
+        return jax.vmap(update)(x, z), None
+
+    @jax.jit
+    def run(key, x0):
+        x, _ = jax.lax.scan(step, x0, jax.random.split(key, n_steps))
+        return x
+
+    return _sweep_measure(run, lambda i: _x0(cfg, args.seed + i), cfg,
+                          "plain JAX ULA: jit(lax.scan(vmap(update))), gradient P x - P mu by hand, "
+                          "one normal draw of shape (chains, dim) per step")
+
+
+def device_name():
+    return jax.devices()[0].device_kind
+
+
+def _sweep_args(ap):
+    ap.add_argument("--impl", choices=("blackjax", "jax"), default="blackjax",
+                    help="blackjax: blackjax.sgld as ULA (default); jax: ULA by hand in plain JAX")
+
+
 RUNNERS = {"P1": run_ula, "P2": run_hmc, "P3": run_ula, "P4": run_ula, "P5": run_grad,
            "P6": run_ula}
 
+
+def _version():
+    return (f"blackjax {blackjax.__version__}, jax {jax.__version__}, "
+            f"jaxlib {jax.lib.__version__}, {jax.default_backend()}")
+
+
 if __name__ == "__main__":
+    if "--sweep" in sys.argv[1:]:
+        sys.exit(gpu_sweep.main(lambda args: args.impl, __doc__,
+                                {"blackjax": run_ula, "jax": run_ula_jax},
+                                _version, device_name, extra_args=_sweep_args))
     sys.exit(common.main(IMPL, __doc__, RUNNERS,
                          lambda: f"blackjax {blackjax.__version__}, jax {jax.__version__}, "
                                  f"jaxlib {jax.lib.__version__}"))

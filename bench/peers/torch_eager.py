@@ -4,6 +4,9 @@ Batched over chains, float32, hand-written gradients (no autograd), eager
 mode.  Usage: python bench/peers/torch_eager.py [--case P1] [--quick]
 With EMBER_TORCH_DEVICE=cuda it runs on the GPU (bench/gpu_session.sh): every
 timed run ends with torch.cuda.synchronize(), and P6 runs too.
+--sweep: the GPU cases P1 and P7 (P7 at 10^3 ... 10^7 chains x 1,000 steps)
+of bench/cuda_suite.cu instead, one JSON line per chain count with "device"
+(bench/peers/gpu_sweep.py; bench/peers/gpu_peers.sh runs it on a GPU).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import sys
 
 import common  # sets threads/affinity; import before torch
+import gpu_sweep
 
 import numpy as np
 import torch
@@ -124,14 +128,17 @@ def run_ula(cfg, args):
     eta, steps = cfg["params"]["eta"], cfg["steps"]
 
     def prepare(i):
-        return _x0(cfg, args.seed + i)
+        return _done(_x0(cfg, args.seed + i))
 
     def run(arg):
         x0, gen = arg
         return _done(ula(x0, grad, eta, steps, gen))
 
     with torch.no_grad():
-        t = common.measure(run, cfg["repeats"], prepare)
+        if "run_budget" in cfg:       # GPU sweep (gpu_sweep.py)
+            t, _ = gpu_sweep.measure(run, prepare, cfg)
+        else:
+            t = common.measure(run, cfg["repeats"], prepare)
     return common.Outcome(t, t.result.cpu().numpy())
 
 
@@ -157,9 +164,21 @@ def run_grad(cfg, args):
 RUNNERS = {"P1": run_ula, "P2": run_hmc, "P3": run_ula, "P4": run_ula, "P5": run_grad, "P6": run_ula}
 
 
+def device_name():
+    return torch.cuda.get_device_name(DEV) if DEV.type == "cuda" else "cpu"
+
+
 def _version():
-    where = torch.cuda.get_device_name(DEV) if DEV.type == "cuda" else "cpu"
-    return f"torch {torch.__version__} on {where}"
+    return f"torch {torch.__version__} on {device_name()}"
+
+
+def cleanup():
+    if DEV.type == "cuda":
+        torch.cuda.empty_cache()
+
 
 if __name__ == "__main__":
+    if "--sweep" in sys.argv[1:]:
+        sys.exit(gpu_sweep.main(IMPL, __doc__, run_ula, _version, device_name, cleanup,
+                                warmup_optional=True))
     sys.exit(common.main(IMPL, __doc__, RUNNERS, _version))

@@ -122,3 +122,79 @@ TEST_CASE("a regression energy copied to the device samples its closed-form post
     CHECK(std::abs(zv) < 5);
   }
 }
+
+TEST_CASE("backend::cuda's team size: automatic by data rows and chains, and checked", "[data][cuda][nogpu]") {
+  using ember::detail::auto_team_size;
+  CHECK(auto_team_size(128, 0) == 1);        // no data: a thread per chain
+  CHECK(auto_team_size(128, 569) == 32);     // the breast-cancer regression: 17 or 18 rows a member
+  CHECK(auto_team_size(128, 100) == 4);      // at least 16 rows a member
+  CHECK(auto_team_size(1'000'000, 569) == 1);  // enough chains to fill a GPU without teams
+  CHECK(auto_team_size(8'192, 569) == 16);   // 2^17 threads at most
+  for (int bad : {-1, 3, 64})
+    CHECK_THROWS_WITH(ember::sample(ember::mala(ember::custom_energy<2>(banana_fn{}), {.step_size = 0.1f}) | ember::burn_in(1), {.chains = 4, .steps = 1},
+                                    ember::backend::cuda{.threads_per_chain = bad}),
+                      Catch::Contains("threads_per_chain must be 0 (automatic) or 1, 2, 4, 8, 16 or 32"));
+}
+
+TEST_CASE("a team of threads per chain computes a regression's energy and gradient", "[data][cuda]") {
+  // A logistic regression of 43 rows (5 blocks of 8 and 3 rows left over: a team of 32 has members
+  // with a block, with one row and with none). One MALA transition from the same start with teams
+  // of 1, 4 and 32: the same proposal up to the rows' summation order, so the states agree to
+  // float rounding (a gradient's error moves the proposal by step² · error).
+  constexpr int N = 43, D = 3;
+  std::vector<float> xv, yv;
+  for (int i = 0; i < N; ++i) {
+    float t = -1.f + 2.f * float(i) / (N - 1);
+    xv.insert(xv.end(), {1.f, t, std::sin(3.f * float(i))});
+    yv.push_back((0.3f + 1.2f * t + 0.5f * std::sin(5.f * float(i))) > 0 ? 1.f : 0.f);
+  }
+  ember::dataset<float> X(xv, N, D), y(yv, N, 1);
+  auto U = ember::logistic_regression<D>(X.view(), y.view(), ember::normal_prior{2.0});
+  auto dU = ember::to_device(U);
+  auto once = [&](int team, int block) {
+    return ember::sample(ember::mala(dU.energy(), {.step_size = 0.2}) | ember::record(), {.chains = 257, .steps = 1, .seed = 5},
+                         ember::backend::cuda{.block_size = block, .threads_per_chain = team});
+  };
+  auto const r1 = once(1, 256);
+  for (int team : {4, 32}) {
+    auto const rt = once(team, 256), rb = once(team, 64);
+    for (std::int64_t c = 0; c < 257; ++c)
+      for (int d = 0; d < D; ++d) {
+        INFO("team " << team << ", chain " << c << ", coordinate " << d);
+        CHECK(std::abs(rt.final_state(c)[d] - r1.final_state(c)[d]) <= 1e-4f * (1 + std::abs(r1.final_state(c)[d])));
+        CHECK(rb.final_state(c)[d] == rt.final_state(c)[d]);  // the block size never changes a draw
+      }
+    CHECK(rt.acceptance_rate() == Approx(r1.acceptance_rate()).epsilon(0.02));
+  }
+}
+
+TEST_CASE("a regression sampled by teams of 32 threads per chain has one thread's posterior", "[data][cuda]") {
+  // Chain means of 4,096 chains after 2,000 MALA transitions with a team of 32 against the same
+  // on one thread per chain (independent runs: z of the difference), on the 43-row data above.
+  constexpr int N = 43, D = 3;
+  std::vector<float> xv, yv;
+  for (int i = 0; i < N; ++i) {
+    float t = -1.f + 2.f * float(i) / (N - 1);
+    xv.insert(xv.end(), {1.f, t, std::sin(3.f * float(i))});
+    yv.push_back((0.3f + 1.2f * t + 0.5f * std::sin(5.f * float(i))) > 0 ? 1.f : 0.f);
+  }
+  ember::dataset<float> X(xv, N, D), y(yv, N, 1);
+  auto U = ember::logistic_regression<D>(X.view(), y.view(), ember::normal_prior{2.0});
+  auto dU = ember::to_device(U);
+  auto const long_run = [&](int team, std::uint64_t seed) {
+    return ember::sample(ember::mala(dU.energy(), {.step_size = 0.3}) | ember::burn_in(2000),
+                         {.chains = 4096, .steps = 1, .seed = seed}, ember::backend::cuda{.threads_per_chain = team});
+  };
+  auto const a = long_run(32, 11), b = long_run(1, 12);
+  REQUIRE(a.divergent_chains() == 0);
+  REQUIRE(b.divergent_chains() == 0);
+  for (int d = 0; d < D; ++d) {
+    double ma = 0, mb = 0, va = 0, vb = 0, n = 4096;
+    for (std::int64_t c = 0; c < 4096; ++c) ma += a.final_state(c)[d] / n, mb += b.final_state(c)[d] / n;
+    for (std::int64_t c = 0; c < 4096; ++c)
+      va += std::pow(a.final_state(c)[d] - ma, 2) / (n - 1), vb += std::pow(b.final_state(c)[d] - mb, 2) / (n - 1);
+    double const z = (ma - mb) / std::sqrt(va / n + vb / n);
+    INFO("coefficient " << d << ": team-of-32 mean " << ma << ", one-thread mean " << mb << ", z = " << z);
+    CHECK(std::abs(z) < 5);
+  }
+}

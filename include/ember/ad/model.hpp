@@ -30,6 +30,7 @@
 #include <ember/core/concepts.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
+#include <ember/core/team.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/energy/custom_energy.hpp>
 #include <ember/energy/for_each_view.hpp>
@@ -86,12 +87,38 @@ EMBER_HD inline void refuse_let_in_rows(bool rows_open) {
   (void)rows_open;
 #endif
 }
+// A GPU team (core/team.hpp) splits a model's work: each member sums its blocks of add_rows' rows,
+// only the first adds the body's other terms, and the team adds up log p and the gradient at the
+// end (the backward pass is linear in the adjoints, so members' partial gradients sum to the
+// whole). Plain float and double only; on the host, and for duals, a team of one.
+template <class S>
+EMBER_HD EMBER_INLINE team model_team() {
+  if constexpr (std::is_floating_point_v<S>)
+    return this_team();
+  else
+    return {};
+}
+EMBER_HD EMBER_INLINE bool leads(team const& t) {
+#if defined(__CUDA_ARCH__)
+  return t.rank == 0;
+#else
+  (void)t;
+  return true;
+#endif
+}
 // Σᵢ row(i) for i in [0, n) in blocks of model_row_block rows, in a fixed order: the one row sum
 // of both contexts (row(i) returns S; in the gradient context it has run the row's backward pass).
+// In a team, member r takes blocks r, r + size, ...
 template <class S, class Row>
-EMBER_HD EMBER_INLINE S sum_rows(std::int64_t n, Row const& row) {
+EMBER_HD EMBER_INLINE S sum_rows(std::int64_t n, Row const& row, team const& t) {
+#if defined(__CUDA_ARCH__)
+  std::int64_t const first = std::int64_t(t.rank) * model_row_block, step = std::int64_t(t.size) * model_row_block;
+#else
+  constexpr std::int64_t first = 0, step = model_row_block;
+  (void)t;
+#endif
   S total = S(0);
-  for (std::int64_t i0 = 0; i0 < n; i0 += model_row_block) {
+  for (std::int64_t i0 = first; i0 < n; i0 += step) {
     std::int64_t const i1 = i0 + model_row_block < n ? i0 + model_row_block : n;
     S part = row(i0);  // peeled: starting from S(0) instead made GCC keep the value's log σ in the loop (4x)
     for (std::int64_t i = i0 + 1; i < i1; ++i) part = part + row(i);
@@ -139,8 +166,9 @@ struct value_ctx {
   static constexpr int dim = D;
 
   vec<S, D> const& x;
-  S lp = S(0);  ///< log p accumulated so far (U = −lp)
+  S lp = S(0);  ///< log p accumulated so far (U = −lp); in a team, this member's part
   bool rows_open = false;  ///< inside add_rows, where a let may not be built
+  team tm = detail::model_team<S>();
 
   EMBER_HD EMBER_INLINE S const& operator[](int i) const { return x[i]; }
   template <int O, int N>
@@ -152,13 +180,13 @@ struct value_ctx {
   /// log p += t.
   template <class V>
   EMBER_HD EMBER_INLINE void add(V const& t) {
-    lp = lp + detail::as_scalar<S>(t);
+    if (detail::leads(tm)) lp = lp + detail::as_scalar<S>(t);
   }
   /// log p += Σᵢ f(i) for i in [0, n), summed in blocks of rows in a fixed order.
   template <class F>
   EMBER_HD void add_rows(std::int64_t n, F const& f) {
     rows_open = true;
-    lp = lp + detail::sum_rows<S>(n, [&](std::int64_t i) { return detail::as_scalar<S>(f(i)); });
+    lp = lp + detail::sum_rows<S>(n, [&](std::int64_t i) { return detail::as_scalar<S>(f(i)); }, tm);
     rows_open = false;
   }
   /// e^v for an unconstrained v, with the log-Jacobian v added to log p: a positive parameter.
@@ -194,6 +222,7 @@ struct grad_ctx {
   vec<S, D>& g;
   S lp = S(0);
   bool rows_open = false;
+  team tm = detail::model_team<S>();
 
   EMBER_HD EMBER_INLINE ad::var<S> operator[](int i) const { return {x[i], {&g[i]}}; }
   template <int O, int N>
@@ -216,13 +245,13 @@ struct grad_ctx {
   /// log p += t, and t's backward pass right away.
   template <class V>
   EMBER_HD EMBER_INLINE void add(V const& t) {
-    lp = lp + take(t);
+    if (detail::leads(tm)) lp = lp + take(t);
   }
   /// log p += Σᵢ f(i): each row's tree is built, summed and differentiated before the next.
   template <class F>
   EMBER_HD void add_rows(std::int64_t n, F const& f) {
     rows_open = true;
-    lp = lp + detail::sum_rows<S>(n, [&](std::int64_t i) { return take(f(i)); });
+    lp = lp + detail::sum_rows<S>(n, [&](std::int64_t i) { return take(f(i)); }, tm);
     rows_open = false;
   }
   template <class V>
@@ -338,7 +367,7 @@ struct model_value {
   EMBER_HD S operator()(vec<S, D> const& x) const {
     value_ctx<S, D> m{x};
     body(m);
-    return -m.lp;
+    return -team_sum(m.tm, m.lp);
   }
   template <class F>
   void for_each_view(F&& f) {
@@ -362,7 +391,7 @@ struct model_energy {
   EMBER_HD S value(vec<S, D> const& x) const {
     value_ctx<S, D> m{x};
     body(m);
-    return -m.lp;
+    return -team_sum(m.tm, m.lp);
   }
 
   template <class S>
@@ -370,7 +399,9 @@ struct model_energy {
     for (int i = 0; i < D; ++i) g[i] = S(0);
     grad_ctx<S, D> m{x, g};
     body(m);  // every let's destructor has run when body returns
-    return -m.lp;
+    if (m.tm.size > 1)
+      for (int i = 0; i < D; ++i) g[i] = team_sum(m.tm, g[i]);
+    return -team_sum(m.tm, m.lp);
   }
 
   /// The body's data views (energy/for_each_view.hpp), for to_device and the host/device checks.

@@ -6,6 +6,13 @@
 ///
 ///     auto res = ember::sample(pipe, {.chains = 1'000'000, .steps = 1'000}, ember::backend::cuda{});
 ///
+/// A chain is one thread, or a *team* of 2–32 threads of one warp (`threads_per_chain`,
+/// core/team.hpp): every member holds the chain's state and does the same arithmetic, and an
+/// energy over data rows (the regressions) deals its rows out among the members and adds the parts
+/// with warp shuffles in a fixed order. Automatic by default: a team of up to 32 for an energy
+/// with hundreds of data rows at a few chains (at 128 chains, the 569-row logistic regression
+/// gets 32 threads per chain), one thread per chain without data or with many chains.
+///
 /// What a chunk kernel does, per chain (grid-stride over chains):
 ///  - loads the chain's state from device memory (`slot·stride + c`: consecutive threads,
 ///    consecutive addresses) and runs the chunk's transitions; counters hold the chain index,
@@ -22,6 +29,7 @@
 
 #include <ember/adapt/warmup.hpp>
 #include <ember/backend/detail/chain_arrays.hpp>
+#include <ember/core/team.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/energy/check_views.hpp>
 #include <ember/pipeline/fused_loop.hpp>
@@ -59,12 +67,17 @@ struct cuda_error : std::runtime_error {
 
 namespace backend {
 
-/// The CUDA backend: every chain is one thread of one kernel launch. `device` picks the GPU;
-/// `block_size` (a multiple of 32, at most 1024) changes only speed, never the draws.
+/// The CUDA backend: every chain is a thread, or a team of threads (above), of one kernel launch.
+/// `device` picks the GPU; `block_size` (a multiple of 32, at most 1024) changes only speed, never
+/// the draws. `threads_per_chain`: 1, 2, 4, 8, 16 or 32, or 0 (the default) to choose by the run
+/// (`detail::auto_team_size`: the data rows of the energy and the number of chains, never the
+/// device). A team adds an energy's rows in another order than one thread, so draws depend on
+/// the team size as they would on any change of summation order (within rounding per gradient).
 struct cuda {
   static constexpr char const* name = "cuda";
   int device = 0;
   int block_size = 256;
+  int threads_per_chain = 0;
 
   template <class P>
   class storage;
@@ -127,7 +140,8 @@ __device__ inline double (*reduction_buffer())[32] {
 template <int N, class F>
 __device__ EMBER_INLINE void block_sum_into(double* dst, F const& value) {
   double(*part)[32] = reduction_buffer();
-  int const lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5, warps = int(blockDim.x) >> 5;
+  int const id = int(threadIdx.x + blockDim.x * threadIdx.z);  // blocks are (team, 1, chains)
+  int const lane = id & 31, warp = id >> 5, warps = int(blockDim.x * blockDim.z) >> 5;
   [&]<int... I>(std::integer_sequence<int, I...>) {
     // Chunks of 32 values, so the shared buffer is 8 KiB whatever D is.
     auto one = [&]<int Chunk, int... J>(std::integral_constant<int, Chunk>, std::integer_sequence<int, J...>) {
@@ -140,10 +154,10 @@ __device__ EMBER_INLINE void block_sum_into(double* dst, F const& value) {
           }(),
           ...);
       __syncthreads();
-      if (int(threadIdx.x) < 32 && Chunk * 32 + int(threadIdx.x) < N) {
+      if (id < 32 && Chunk * 32 + id < N) {
         double s = 0;
-        for (int w = 0; w < warps; ++w) s += part[w][threadIdx.x];
-        atomicAdd(dst + Chunk * 32 + threadIdx.x, s);
+        for (int w = 0; w < warps; ++w) s += part[w][id];
+        atomicAdd(dst + Chunk * 32 + id, s);
       }
       __syncthreads();
     };
@@ -182,6 +196,7 @@ struct cuda_sink {
 
   cuda_chunk_io<T> const& o;
   bool real;  // false for the surplus threads of the last grid-stride round (they run chain chains−1)
+              // and for every member of a team but the first: one thread writes a chain
   typename P::tracked_type const* stats = nullptr;  // the pipeline's tracked statistics (chunks only)
   std::int64_t diverged_at = -2;
 
@@ -242,19 +257,20 @@ struct cuda_sink {
 };
 
 /// A chunk of the fused loop for every chain. The transition kernel (energy parameters included)
-/// travels by value in the launch parameters; per chain, everything else is registers.
+/// travels by value in the launch parameters; per chain, everything else is registers. Blocks
+/// are (team size, 1, chains per block) threads: threadIdx.x is the member, threadIdx.z the chain.
 template <class P, observe Mode, class Kernel>
 __global__ void fused_chains(Kernel const kernel, chunk const ch, cuda_chunk_io<typename P::value_type> const o,
                              typename P::tracked_type const stats) {
   using T = typename P::value_type;
-  std::int64_t const stride = std::int64_t(gridDim.x) * blockDim.x;
+  std::int64_t const per_block = blockDim.z, stride = std::int64_t(gridDim.x) * per_block;
   // The bound depends on the block only, so every thread of a block runs the same rounds and
   // reaches the block reductions in keep() together; surplus threads run chain chains−1 as ghosts.
-  for (std::int64_t base = std::int64_t(blockIdx.x) * blockDim.x; base < o.chains; base += stride) {
-    std::int64_t c = base + threadIdx.x;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * per_block; base < o.chains; base += stride) {
+    std::int64_t c = base + threadIdx.z;
     bool const real = c < o.chains;
     auto const ci = std::uint32_t(real ? c : o.chains - 1);
-    cuda_sink<P> sink{o, real, &stats};
+    cuda_sink<P> sink{o, real && threadIdx.x == 0, &stats};
     fused_chunk<T, Mode>(kernel, ch, ci, sink);
   }
 }
@@ -264,10 +280,10 @@ template <class P, class Kernel>
 __global__ void init_chains(Kernel const kernel, std::uint64_t const key, vec<typename P::value_type, P::dim> const* init,
                             cuda_chunk_io<typename P::value_type> const o) {
   using T = typename P::value_type;
-  std::int64_t const stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t c = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < o.chains; c += stride) {
+  std::int64_t const per_block = blockDim.z, stride = std::int64_t(gridDim.x) * per_block;
+  for (std::int64_t c = std::int64_t(blockIdx.x) * per_block + threadIdx.z; c < o.chains; c += stride) {
     auto const ci = std::uint32_t(c);
-    cuda_sink<P> sink{o, true};
+    cuda_sink<P> sink{o, threadIdx.x == 0};
     if (init)
       fused_init<T>(kernel, init[ci], key, ci, sink);
     else
@@ -323,6 +339,9 @@ class backend::cuda::storage {
     if (be.block_size < 32 || be.block_size > 1024 || be.block_size % 32 != 0)
       throw std::invalid_argument("ember::backend::cuda: block_size must be a multiple of 32 between 32 and 1024, got " +
                                   std::to_string(be.block_size));
+    if (be.threads_per_chain < 0 || be.threads_per_chain > 32 || (be.threads_per_chain & (be.threads_per_chain - 1)) != 0)
+      throw std::invalid_argument("ember::backend::cuda: threads_per_chain must be 0 (automatic) or 1, 2, 4, 8, 16 or 32, got " +
+                                  std::to_string(be.threads_per_chain));
     int count = 0;
     cuda_check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
     if (be.device < 0 || be.device >= count)
@@ -348,7 +367,8 @@ class backend::cuda::storage {
     auto io = io_for(nullptr, nullptr, 0, 1.0);
     io.out = io.in;
     auto const kfn = detail::init_chains<P, K>;
-    kfn<<<grid(kfn), unsigned(be_.block_size)>>>(kernel, key, init.empty() ? nullptr : x0.data(), io);
+    auto const [g, b] = launch(kfn, kernel);
+    kfn<<<g, b>>>(kernel, key, init.empty() ? nullptr : x0.data(), io);
     sync("ember::detail::init_chains");
     dirty_ = counters_dirty_ = true;
   }
@@ -366,7 +386,8 @@ class backend::cuda::storage {
     if (n_track) cuda_check(cudaMemset(dtrack.data(), 0, n_track * 8), "cudaMemset(track)");
     auto io = io_for(dsamples.data(), dtrack.data(), k0, 1.0 / double(ch.thin));
     auto const kfn = detail::fused_chains<P, Mode, K>;
-    kfn<<<grid(kfn), unsigned(be_.block_size)>>>(kernel, ch, io, stats);
+    auto const [g, b] = launch(kfn, kernel);
+    kfn<<<g, b>>>(kernel, ch, io, stats);
     sync("ember::detail::fused_chains");
     chunk_output out;
     out.track.resize(n_track);
@@ -515,19 +536,36 @@ class backend::cuda::storage {
     return {a_.pointers(), b_.pointers(), n, chains_, samples, track, k0, inv_thin,
             o, o + n, o + n + D * n, o + n + 2 * D * n};
   }
-  template <class F>
-  unsigned grid(F kfn) const {
+public:
+  /// The team size a run of this kernel gets (threads_per_chain, or the automatic choice).
+  template <class K>
+  int team_size(K const& kernel) const {
+    if (be_.threads_per_chain > 0) return be_.threads_per_chain;
+    std::int64_t rows = 0;
+    auto copy = kernel;
+    for_each_view(copy, [&](auto& v) { rows = std::max<std::int64_t>(rows, v.rows); });
+    return detail::auto_team_size(chains_, rows);
+  }
+
+ private:
+  // Grid and block of a launch: blocks of (team, 1, chains per block) threads, block_size threads
+  // in all but at least two chains per block (core/team.hpp reads a team from that shape).
+  template <class F, class K>
+  std::pair<dim3, dim3> launch(F kfn, K const& kernel) const {
+    int const w = team_size(kernel);
+    int const per_block = std::max(2, be_.block_size / w);
     int sms = 0, per_sm = 0;
     detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, be_.device),
                        "cudaDeviceGetAttribute(multiprocessor count)");
-    detail::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn, be_.block_size, 0),
+    detail::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn, w * per_block, 0),
                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     if (per_sm < 1)
       throw std::invalid_argument("ember::backend::cuda: block_size " + std::to_string(be_.block_size) +
                                   " is too large for this kernel's register use on device " + std::to_string(be_.device) +
                                   "; try 128");
-    std::int64_t const needed = (chains_ + be_.block_size - 1) / be_.block_size;
-    return unsigned(std::min<std::int64_t>(needed, std::int64_t(sms) * per_sm));
+    std::int64_t const needed = (chains_ + per_block - 1) / per_block;
+    return {dim3(unsigned(std::min<std::int64_t>(needed, std::int64_t(sms) * per_sm))),
+            dim3(unsigned(w), 1u, unsigned(per_block))};
   }
   static void sync(char const* what) {
     detail::cuda_check(cudaGetLastError(), what);

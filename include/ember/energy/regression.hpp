@@ -21,6 +21,7 @@
 
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
+#include <ember/core/team.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/data/data_view.hpp>
 #include <ember/energy/detail/check.hpp>
@@ -127,25 +128,42 @@ struct regression {
 
   // Both out of line on the host (EMBER_HOT_CALLEE, core/config.hpp): one copy of the data
   // loop per scalar type rather than one per fused loop.
+  // A GPU team (core/team.hpp) shares the rows: each member adds its blocks of rows (for_rows)
+  // to its part, only the first member's part holds the prior, and the team adds the parts up.
+  // A team of one (the host, one thread per chain) is the plain loop over every row in order.
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE S value(vec<S, D> const& b) const {
+    team const t = this_team();
     S u = prior.value(b);
-    std::int64_t i = 0;
-    for (; i + block_rows <= x.rows; i += block_rows) u = u + block_value<block_rows>(b, i);
-    for (; i < x.rows; ++i) u = u + block_value<1>(b, i);
-    return u;
+    if (t.rank != 0) u = S(T(0));
+    for_rows(t, [&]<int K>(std::int64_t i) { u = u + block_value<K>(b, i); });
+    return team_sum(t, u);
   }
 
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE S value_and_grad(vec<S, D> const& b, vec<S, D>& g) const {
+    team const t = this_team();
     S u = prior.value_and_grad(b, g);
-    std::int64_t i = 0;
-    for (; i + block_rows <= x.rows; i += block_rows) u = u + block_grad<block_rows>(b, g, i);
-    for (; i < x.rows; ++i) u = u + block_grad<1>(b, g, i);
-    return u;
+    if (t.rank != 0) {
+      u = S(T(0));
+      for (int j = 0; j < D; ++j) g[j] = S(T(0));
+    }
+    for_rows(t, [&]<int K>(std::int64_t i) { u = u + block_grad<K>(b, g, i); });
+    if (t.size > 1)
+      for (int j = 0; j < D; ++j) g[j] = team_sum(t, g[j]);
+    return team_sum(t, u);
   }
 
  private:
+  // A team member's rows: blocks of block_rows dealt out in turn (member r takes blocks r, r + size,
+  // ...), then the rows left over one each; a team of one, every row in order.
+  // f.template operator()<K>(i) evaluates rows i..i+K−1.
+  template <class F>
+  EMBER_HD EMBER_INLINE void for_rows(team const& t, F&& f) const {
+    std::int64_t const blocks = x.rows / block_rows;
+    for (std::int64_t k = t.rank; k < blocks; k += t.size) f.template operator()<block_rows>(k * block_rows);
+    for (std::int64_t i = blocks * block_rows + t.rank; i < x.rows; i += t.size) f.template operator()<1>(i);
+  }
   // Whether rows are batched for the likelihood: host code (not nvcc, which rejects xsimd in
   // host-device functions), one chain in T itself, and a K-lane batch of T exists.
   template <class S, int K>
