@@ -48,12 +48,12 @@ export PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 # later are skipped)
 declare -A cmd=(
     [torch-eager]="torch_eager.py --sweep"
-    [torch-compile]="torch_compile.py"
+    [torch-compile]="torch_compile.py --block 5"
     [torchebm]="torchebm_peer.py --sweep"
     [blackjax]="blackjax_peer.py --sweep --impl blackjax"
     [jax]="blackjax_peer.py --sweep --impl jax"
 )
-declare -A deadline=([torch-eager]=25 [torch-compile]=40 [torchebm]=30 [blackjax]=30 [jax]=25)
+declare -A deadline=([torch-eager]=25 [torch-compile]=60 [torchebm]=30 [blackjax]=30 [jax]=25)
 impls=${IMPLS:-torch-eager torch-compile torchebm blackjax jax}
 
 t_all=$(date +%s)

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -90,6 +91,13 @@ TEST_CASE("the bias gate fires on draws whose mean is off by 12 standard errors,
   bm::configuration_metrics bad;
   bm::measure_draws(bad, xs, 1, C, N, bm::view_of(ref), cumulative);
   CHECK(bad.z_max > 10);
+  // A posterior without reference moments (NaN: unknown) has no bias gate, whatever its draws.
+  ref.mean = {std::numeric_limits<double>::quiet_NaN()};
+  ref.second = {std::numeric_limits<double>::quiet_NaN()};
+  bm::configuration_metrics unknown;
+  bm::measure_draws(unknown, xs, 1, C, N, bm::view_of(ref), cumulative);
+  CHECK(unknown.z_max == 0);
+  CHECK(unknown.rhat_max < 1.01);
 }
 
 TEST_CASE("finish derives ESS per second and per gradient and names every failed gate", "[benchmark]") {

@@ -130,6 +130,15 @@ TEST_CASE("backend::cuda's team size: automatic by data rows and chains, and che
   CHECK(auto_team_size(128, 100) == 4);      // at least 16 rows a member
   CHECK(auto_team_size(1'000'000, 569) == 1);  // enough chains to fill a GPU without teams
   CHECK(auto_team_size(8'192, 569) == 16);   // 2^17 threads at most
+  // What a team splits: a regression's rows, a model body's rows, through sums; nothing for a
+  // custom energy (whatever data it reads: a team would only repeat its work).
+  std::vector<float> xv(12, 1.f), yv(6, 0.f);
+  ember::dataset<float> X(xv, 6, 2), y(yv, 6, 1);
+  auto const reg = ember::logistic_regression<2>(X.view(), y.view(), ember::normal_prior{1.0});
+  CHECK(ember::team_rows(reg) == 6);
+  CHECK(ember::team_rows(reg + ember::custom_energy<2>(banana_fn{})) == 6);
+  CHECK(ember::team_rows(ember::custom_energy<2>(banana_fn{})) == 0);
+  CHECK(ember::team_rows(ember::mala(reg, {.step_size = 0.1f})) == 6);
   for (int bad : {-1, 3, 64})
     CHECK_THROWS_WITH(ember::sample(ember::mala(ember::custom_energy<2>(banana_fn{}), {.step_size = 0.1f}) | ember::burn_in(1), {.chains = 4, .steps = 1},
                                     ember::backend::cuda{.threads_per_chain = bad}),

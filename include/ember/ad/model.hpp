@@ -409,6 +409,14 @@ struct model_energy {
   void for_each_view(F&& f) {
     ember::for_each_view(body, f);
   }
+  /// The rows a GPU team deals out (`add_rows` splits its rows among a team's members): the most
+  /// rows of any of the body's data views.
+  std::int64_t team_rows() const {
+    std::int64_t rows = 0;
+    auto copy = body;
+    ember::for_each_view(copy, [&](auto const& v) { rows = v.rows > rows ? v.rows : rows; });
+    return rows;
+  }
 };
 
 /// `model<D>(body)` (float) or `model<D, double>(body)`: the energy −log p of a body that adds

@@ -8,10 +8,11 @@
 ///
 /// A chain is one thread, or a *team* of 2–32 threads of one warp (`threads_per_chain`,
 /// core/team.hpp): every member holds the chain's state and does the same arithmetic, and an
-/// energy over data rows (the regressions) deals its rows out among the members and adds the parts
-/// with warp shuffles in a fixed order. Automatic by default: a team of up to 32 for an energy
-/// with hundreds of data rows at a few chains (at 128 chains, the 569-row logistic regression
-/// gets 32 threads per chain), one thread per chain without data or with many chains.
+/// energy over data rows (the regressions, a model's add_rows) deals its rows out among the
+/// members and adds the parts with warp shuffles in a fixed order. Automatic by default: a team of
+/// up to 32 for an energy that splits hundreds of rows, at a few chains (at 128 chains, the
+/// 569-row logistic regression gets 32 threads per chain); one thread per chain for energies that
+/// split nothing (`team_rows`, energy/for_each_view.hpp) and for many chains.
 ///
 /// What a chunk kernel does, per chain (grid-stride over chains):
 ///  - loads the chain's state from device memory (`slot·stride + c`: consecutive threads,
@@ -70,8 +71,8 @@ namespace backend {
 /// The CUDA backend: every chain is a thread, or a team of threads (above), of one kernel launch.
 /// `device` picks the GPU; `block_size` (a multiple of 32, at most 1024) changes only speed, never
 /// the draws. `threads_per_chain`: 1, 2, 4, 8, 16 or 32, or 0 (the default) to choose by the run
-/// (`detail::auto_team_size`: the data rows of the energy and the number of chains, never the
-/// device). A team adds an energy's rows in another order than one thread, so draws depend on
+/// (`detail::auto_team_size`: the rows the energy splits among a team, `team_rows`, and the number
+/// of chains, never the device). A team adds an energy's rows in another order than one thread, so draws depend on
 /// the team size as they would on any change of summation order (within rounding per gradient).
 struct cuda {
   static constexpr char const* name = "cuda";
@@ -140,8 +141,8 @@ __device__ inline double (*reduction_buffer())[32] {
 template <int N, class F>
 __device__ EMBER_INLINE void block_sum_into(double* dst, F const& value) {
   double(*part)[32] = reduction_buffer();
-  int const id = int(threadIdx.x + blockDim.x * threadIdx.z);  // blocks are (team, 1, chains)
-  int const lane = id & 31, warp = id >> 5, warps = int(blockDim.x * blockDim.z) >> 5;
+  int const id = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  int const lane = id & 31, warp = id >> 5, warps = int(blockDim.x * blockDim.y * blockDim.z) >> 5;
   [&]<int... I>(std::integer_sequence<int, I...>) {
     // Chunks of 32 values, so the shared buffer is 8 KiB whatever D is.
     auto one = [&]<int Chunk, int... J>(std::integral_constant<int, Chunk>, std::integer_sequence<int, J...>) {
@@ -256,21 +257,31 @@ struct cuda_sink {
   }
 };
 
+// Where a thread is in a launch: blocks of one thread per chain are 1-D, blocks of teams are
+// (team size, chains per block / 2, 2) (core/team.hpp reads the team from that shape).
+struct chain_slot {
+  int member, slot, per_block;  // member of its chain's team; its chain's place in the block
+};
+__device__ EMBER_INLINE chain_slot this_slot() {
+  if (blockDim.z == 2) return {int(threadIdx.x), int(threadIdx.y + blockDim.y * threadIdx.z), int(2 * blockDim.y)};
+  return {0, int(threadIdx.x), int(blockDim.x)};
+}
+
 /// A chunk of the fused loop for every chain. The transition kernel (energy parameters included)
-/// travels by value in the launch parameters; per chain, everything else is registers. Blocks
-/// are (team size, 1, chains per block) threads: threadIdx.x is the member, threadIdx.z the chain.
+/// travels by value in the launch parameters; per chain, everything else is registers.
 template <class P, observe Mode, class Kernel>
 __global__ void fused_chains(Kernel const kernel, chunk const ch, cuda_chunk_io<typename P::value_type> const o,
                              typename P::tracked_type const stats) {
   using T = typename P::value_type;
-  std::int64_t const per_block = blockDim.z, stride = std::int64_t(gridDim.x) * per_block;
+  chain_slot const at = this_slot();
+  std::int64_t const stride = std::int64_t(gridDim.x) * at.per_block;
   // The bound depends on the block only, so every thread of a block runs the same rounds and
   // reaches the block reductions in keep() together; surplus threads run chain chains−1 as ghosts.
-  for (std::int64_t base = std::int64_t(blockIdx.x) * per_block; base < o.chains; base += stride) {
-    std::int64_t c = base + threadIdx.z;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * at.per_block; base < o.chains; base += stride) {
+    std::int64_t c = base + at.slot;
     bool const real = c < o.chains;
     auto const ci = std::uint32_t(real ? c : o.chains - 1);
-    cuda_sink<P> sink{o, real && threadIdx.x == 0, &stats};
+    cuda_sink<P> sink{o, real && at.member == 0, &stats};
     fused_chunk<T, Mode>(kernel, ch, ci, sink);
   }
 }
@@ -280,10 +291,11 @@ template <class P, class Kernel>
 __global__ void init_chains(Kernel const kernel, std::uint64_t const key, vec<typename P::value_type, P::dim> const* init,
                             cuda_chunk_io<typename P::value_type> const o) {
   using T = typename P::value_type;
-  std::int64_t const per_block = blockDim.z, stride = std::int64_t(gridDim.x) * per_block;
-  for (std::int64_t c = std::int64_t(blockIdx.x) * per_block + threadIdx.z; c < o.chains; c += stride) {
+  chain_slot const at = this_slot();
+  std::int64_t const stride = std::int64_t(gridDim.x) * at.per_block;
+  for (std::int64_t c = std::int64_t(blockIdx.x) * at.per_block + at.slot; c < o.chains; c += stride) {
     auto const ci = std::uint32_t(c);
-    cuda_sink<P> sink{o, threadIdx.x == 0};
+    cuda_sink<P> sink{o, at.member == 0};
     if (init)
       fused_init<T>(kernel, init[ci], key, ci, sink);
     else
@@ -541,19 +553,17 @@ public:
   template <class K>
   int team_size(K const& kernel) const {
     if (be_.threads_per_chain > 0) return be_.threads_per_chain;
-    std::int64_t rows = 0;
-    auto copy = kernel;
-    for_each_view(copy, [&](auto& v) { rows = std::max<std::int64_t>(rows, v.rows); });
-    return detail::auto_team_size(chains_, rows);
+    return detail::auto_team_size(chains_, team_rows(kernel));
   }
 
  private:
-  // Grid and block of a launch: blocks of (team, 1, chains per block) threads, block_size threads
-  // in all but at least two chains per block (core/team.hpp reads a team from that shape).
+  // Grid and block of a launch: block_size threads, 1-D for one thread per chain; for teams,
+  // (team, chains per block / 2, 2), at least two chains per block (detail::this_slot, and
+  // core/team.hpp, which reads a team from that shape).
   template <class F, class K>
   std::pair<dim3, dim3> launch(F kfn, K const& kernel) const {
     int const w = team_size(kernel);
-    int const per_block = std::max(2, be_.block_size / w);
+    int const per_block = w == 1 ? be_.block_size : std::max(2, (be_.block_size / w) & ~1);
     int sms = 0, per_sm = 0;
     detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, be_.device),
                        "cudaDeviceGetAttribute(multiprocessor count)");
@@ -564,8 +574,8 @@ public:
                                   " is too large for this kernel's register use on device " + std::to_string(be_.device) +
                                   "; try 128");
     std::int64_t const needed = (chains_ + per_block - 1) / per_block;
-    return {dim3(unsigned(std::min<std::int64_t>(needed, std::int64_t(sms) * per_sm))),
-            dim3(unsigned(w), 1u, unsigned(per_block))};
+    dim3 const block = w == 1 ? dim3(unsigned(per_block)) : dim3(unsigned(w), unsigned(per_block / 2), 2u);
+    return {dim3(unsigned(std::min<std::int64_t>(needed, std::int64_t(sms) * per_sm))), block};
   }
   static void sync(char const* what) {
     detail::cuda_check(cudaGetLastError(), what);

@@ -90,13 +90,14 @@ inline bool cuda_device_present() {
 
 /// Runs one configuration for every chain count of `axes` and adds a row per count to `out`.
 /// `id` names the configuration's translation unit (for its compile time), if it has its own;
-/// `backend` is the backend's settings (threads, block size, threads per chain).
+/// `backend` points to the backend's settings (threads, block size, threads per chain), or is null
+/// for `Backend{}` (a pointer: in a host unit `backend::cuda` is only declared).
 /// Only the run and the copying out of its draws are compiled here, once per configuration; the
 /// statistics, health gates and JSON of the row are the report's, compiled once (report.hpp).
 template <class Target, class Sampler, class T, class Backend>
 void measure(report& out, Target const& target, Sampler const& sampler, boost::hana::basic_type<T>,
              boost::hana::basic_type<Backend>, run_axes const& axes, char const* id = "",
-             Backend const& backend = Backend{}) {
+             Backend const* backend = nullptr) {
   using instance_type = decltype(target.template make<T>());
   constexpr int D = instance_type::dim;
   using skip = configuration_run::skip;
@@ -147,7 +148,8 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
         auto const held = detail::energy_for<Backend>(instance.energy());
         auto const& energy = held.energy();
         auto const pipe = sampler(energy, axes.warmup) | record();
-        auto run = start(pipe, {.chains = r.chains, .seed = axes.seed, .progress = false}, backend);
+        auto run = start(pipe, {.chains = r.chains, .seed = axes.seed, .progress = false},
+                         backend ? *backend : Backend{});
         using clock = std::chrono::steady_clock;
         auto const t0 = clock::now();
         double grads = 0;

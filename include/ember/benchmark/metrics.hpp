@@ -18,7 +18,8 @@
 ///    from which that curve stays below 0.01. (Averaged over chains before squaring instead, the
 ///    error of 128 chains' pooled mean is below 0.01 at the first draw after warm-up, and the
 ///    metric says nothing.)
-///  - the bias z-scores: |mean − E| / √(MCSE² + se_ref²) for xᵢ and xᵢ², MCSE from the ESS.
+///  - the bias z-scores: |mean − E| / √(MCSE² + se_ref²) for xᵢ and xᵢ², MCSE from the ESS (none
+///    where the reference moment is NaN, unknown).
 /// `finish(m)` derives ess_min, ess_per_s, ess_per_grad and `health`, the failed gates:
 /// "divergences" (any divergent transition or chain), "rhat" (R̂ > 1.01), "acceptance" (more than
 /// 0.1 from the target; for a harmonic target (ChEES), more than 0.1 below it), "bias" (some |z| > 5), "ess>draws" (ess_min above chains × draws, which
@@ -137,8 +138,10 @@ inline void measure_draws(configuration_metrics& m, std::span<double const> xs, 
     m.ess_tail_x = min_nan(m.ess_tail_x, a.ess_tail);
     m.ess_bulk_x2 = min_nan(m.ess_bulk_x2, b.ess_bulk);
     m.rhat_max = max_nan(m.rhat_max, a.rhat);
-    double const z1 = std::abs(a.mean - ref.mean[d]) / std::hypot(a.mcse_mean, ref.mean_se[d]);
-    double const z2 = std::abs(b.mean - ref.second[d]) / std::hypot(b.mcse_mean, ref.second_se[d]);
+    // A reference moment of NaN is unknown (a posterior nobody has integrated): no z for it.
+    double const z1 = std::isnan(ref.mean[d]) ? 0 : std::abs(a.mean - ref.mean[d]) / std::hypot(a.mcse_mean, ref.mean_se[d]);
+    double const z2 =
+        std::isnan(ref.second[d]) ? 0 : std::abs(b.mean - ref.second[d]) / std::hypot(b.mcse_mean, ref.second_se[d]);
     m.z_max = max_nan(m.z_max, max_nan(z1, z2));
   }
   // b²(n) for n = 1..N: the chains' mean squared error over Vᵢ.

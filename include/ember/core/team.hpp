@@ -4,14 +4,15 @@
 /// chain, or one SIMD batch of chains). On a GPU, `backend::cuda` can give a chain a team of 2–32
 /// threads of one warp (`threads_per_chain`): every member holds the whole chain state and does
 /// the same arithmetic, so branches agree and the draws are the chain's; only an energy's sum over
-/// data rows is dealt out among the members (`team_rows`) and added back with `team_sum`, whose
-/// result is the same number, bit for bit, in every member. An energy that does not split its
-/// work is still right in a team, only redundant.
+/// data rows is dealt out among the members (the regressions, a model's `add_rows`) and added
+/// back with `team_sum`, whose result is the same number, bit for bit, in every member. An energy
+/// that does not split its work is still right in a team, only redundant.
 ///
-/// How a device function knows its team: ember's kernels launch blocks of (team size, 1, chains
-/// per block) threads, with at least two chains per block; any other block shape is read as teams
-/// of one thread. A kernel of your own that calls an energy is therefore safe with any 1-D or 2-D
-/// block.
+/// How a device function knows its team: ember's kernels launch teams as blocks of (team size,
+/// chains per block / 2, 2) threads, and a z extent of exactly 2 with at most 32 threads in x is
+/// read as that shape; any other block (ember's one-thread-per-chain launches are 1-D) is teams of
+/// one thread. A kernel of your own that calls an energy is safe with any block whose z extent is
+/// not 2.
 
 #include <ember/core/config.hpp>
 
@@ -29,7 +30,7 @@ struct team {
 /// The calling thread's team (see the file comment); {0, 1} on the host.
 EMBER_HD EMBER_INLINE team this_team() {
 #if defined(__CUDA_ARCH__)
-  if (blockDim.y == 1 && blockDim.z > 1 && blockDim.x <= 32) return {int(threadIdx.x), int(blockDim.x)};
+  if (blockDim.z == 2 && blockDim.x <= 32) return {int(threadIdx.x), int(blockDim.x)};
 #endif
   return {};
 }
@@ -42,7 +43,7 @@ EMBER_HD EMBER_INLINE S team_sum(team const& t, S v) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_arithmetic_v<S>) {  // other types (duals) only ever meet teams of one
     if (t.size > 1) {
-      unsigned const lane = unsigned(threadIdx.x + blockDim.x * threadIdx.z) & 31u;
+      unsigned const lane = unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
       unsigned const mask =
           t.size == 32 ? 0xffffffffu : ((1u << unsigned(t.size)) - 1u) << (lane & ~unsigned(t.size - 1));
       for (int o = t.size >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(mask, v, o);
@@ -56,7 +57,7 @@ EMBER_HD EMBER_INLINE S team_sum(team const& t, S v) {
 
 namespace detail {
 /// The automatic team size of `backend::cuda{.threads_per_chain = 0}` for `chains` chains whose
-/// energy reads `rows` data rows per gradient (the most rows of any data view; 0 without data):
+/// energy splits `rows` rows among a team (`team_rows`, energy/for_each_view.hpp; 0 if none):
 /// the largest power of two ≤ 32 that leaves each member at least 16 rows, halved while the run
 /// would need more than 2¹⁷ threads (an H100 holds about 2.7·10⁵ resident). A function of the run
 /// alone, never of the device, so a run's draws are the same on every GPU.

@@ -125,6 +125,8 @@ struct regression {
     f(x);
     f(y);
   }
+  /// The rows a GPU team deals out (energy/for_each_view.hpp, `team_rows`).
+  std::int64_t team_rows() const { return x.rows; }
 
   // Both out of line on the host (EMBER_HOT_CALLEE, core/config.hpp): one copy of the data
   // loop per scalar type rather than one per fused loop.
