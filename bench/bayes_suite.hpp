@@ -6,7 +6,8 @@
 //    LAPS's 680,785 ESS/s on a V100 (NextStat's blog, v0.9.6: the smallest bulk ESS of x over the
 //    10 coordinates of the first 256 of 4,096 chains x 1,000 draws, over the sampling seconds of
 //    all 4,096; f64, 500 warm-up). Its counterpart here is the 256-chain run's ESS over the
-//    4,096-chain run's sampling seconds; ESS/s of every chain is in each row;
+//    4,096-chain run's sampling seconds (the 256 chains are a run of their own, with their own
+//    warm-up, not the first 256 of the 4,096); ESS/s of every chain is in each row;
 //  - breast_cancer_logistic (569 rows x 31, targets/breast_cancer_logistic.hpp), ChEES-HMC, at
 //    4, 128 and 1,024 chains: on backend::cuda with one thread per chain ("chees_hmc_team1") and
 //    with the automatic team ("chees_hmc", core/team.hpp: 32 threads per chain here);

@@ -7,9 +7,10 @@
 # step's verdict is printed as it ends.
 #
 # usage: bench/gpu_session.sh BIN OUT [steps...]
-#   steps: tests sanitize example bench bayes peers unroll matrix ncu (default: all but unroll, in
-#   that order)
-#   (bayes: ember_bayes_suite_cuda, the logistic regression at 4-1,024 chains with one thread per
+#   steps: tests sanitize example bench layout bayes peers unroll matrix ncu (default: all but
+#   unroll, in that order)
+#   (layout: ember_team_layout, one chain's logistic gradient over a warp three ways; bayes:
+#   ember_bayes_suite_cuda, the logistic regression at 4-1,024 chains with one thread per
 #   chain and with teams, and the d = 10 standard normal's ESS/s; peers: bench/peers/gpu_peers.sh,
 #   P1 and P7 for torch eager, torch.compile, TorchEBM, BlackJAX and JAX on the GPU, with the
 #   machine's own PyTorch and JAX and the wheels of .whl/; unroll: the A/B of docs/decisions/
@@ -24,7 +25,7 @@ set -uo pipefail
 bin=$(cd "$1" && pwd) || exit 1
 out=${2%/}
 shift 2
-steps=${*:-tests sanitize example bench bayes peers matrix ncu}
+steps=${*:-tests sanitize example bench layout bayes peers matrix ncu}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 summary=$out/summary.txt
@@ -98,6 +99,11 @@ for l in open(sys.argv[1]):
     print(f"  {r['case']:3} chains {r['chains']:>9,} steps {r['steps']:>5}: {r['seconds']*1e3:9.2f} ms "
           f"{r['chain_steps_per_s']:.3g} chain-steps/s  check ok={r['check']['ok']}")
 PY
+    ;;
+  layout)
+    timeout 120 "$bin/ember_team_layout" >"$out/team_layout.txt" 2>&1
+    note "ember_team_layout: rc $?"
+    tee -a "$summary" <"$out/team_layout.txt"
     ;;
   bayes)
     timeout 300 "$bin/ember_bayes_suite_cuda" --jsonl "$out/bayes.jsonl" >"$out/bayes.txt" 2>&1

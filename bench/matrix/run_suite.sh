@@ -8,6 +8,7 @@ set -e
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 [ $# -gt 0 ] && shift
+cmake --build "$build" -j2 --target ember_matrix ember_matrix_ula  # ember_matrix is not in the default build
 date=$(date -u +%Y-%m-%d)
 jsonl=$root/bench/results/$date-matrix.jsonl
 txt=$root/bench/results/$date-matrix.txt

@@ -43,12 +43,13 @@ TEST_CASE("a model body compiled by nvcc: its host gradient equals its duals'", 
   double const tol = 64 * std::numeric_limits<double>::epsilon() * 1e3;
   CHECK(std::abs(u - ud) <= tol);
   for (int i = 0; i < 10; ++i) CHECK(std::abs(g[i] - gd[i]) <= tol);
-  // What a GPU team would split: none of eight schools' (it has no data), hier_logit's 2,000 rows,
-  // and nothing of the same body's dual form (a custom energy: a team would repeat it).
-  CHECK(ember::team_rows(U) == 0);
+  // What a GPU team would split: nothing of eight schools (it has no data), hier_logit's 2,000 rows
+  // in 63 blocks of 32, and nothing of the same body's dual form (a custom energy: a team would
+  // repeat it).
+  CHECK(ember::team_blocks(U) == 0);
   auto const hier = ember::targets::hier_logit<float>::simulated();
-  CHECK(ember::team_rows(hier.energy()) == 2000);
-  CHECK(ember::team_rows(ember::model_duals(hier.energy())) == 0);
+  CHECK(ember::team_blocks(hier.energy()) == 63);
+  CHECK(ember::team_blocks(ember::model_duals(hier.energy())) == 0);
 }
 
 TEST_CASE("a model body samples eight schools on the GPU", "[ad][cuda]") {

@@ -45,6 +45,23 @@ double z_of_mean(R const& r, F f, double truth) {
   return (s / n - truth) / std::sqrt(q / (n - 1) / n);
 }
 
+// A logistic regression of 43 rows × 3 (an intercept, a ramp, a sine), for the team cases.
+struct rows43 {
+  ember::dataset<float> X, y;
+  rows43() : X(column(0), 43, 3), y(column(1), 43, 1) {}
+  auto energy() const { return ember::logistic_regression<3>(X.view(), y.view(), ember::normal_prior{2.0}); }
+  // 0: the design matrix, row-major; 1: the responses.
+  static std::vector<float> column(int which) {
+    std::vector<float> xv, yv;
+    for (int i = 0; i < 43; ++i) {
+      float t = -1.f + 2.f * float(i) / 42;
+      xv.insert(xv.end(), {1.f, t, std::sin(3.f * float(i))});
+      yv.push_back((0.3f + 1.2f * t + 0.5f * std::sin(5.f * float(i))) > 0 ? 1.f : 0.f);
+    }
+    return which == 0 ? xv : yv;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a functor custom energy evaluates on the host with the analytic gradient", "[custom_energy][cuda][nogpu]") {
@@ -125,20 +142,20 @@ TEST_CASE("a regression energy copied to the device samples its closed-form post
 
 TEST_CASE("backend::cuda's team size: automatic by data rows and chains, and checked", "[data][cuda][nogpu]") {
   using ember::detail::auto_team_size;
-  CHECK(auto_team_size(128, 0) == 1);        // no data: a thread per chain
-  CHECK(auto_team_size(128, 569) == 32);     // the breast-cancer regression: 17 or 18 rows a member
-  CHECK(auto_team_size(128, 100) == 4);      // at least 16 rows a member
-  CHECK(auto_team_size(1'000'000, 569) == 1);  // enough chains to fill a GPU without teams
-  CHECK(auto_team_size(8'192, 569) == 16);   // 2^17 threads at most
-  // What a team splits: a regression's rows, a model body's rows, through sums; nothing for a
-  // custom energy (whatever data it reads: a team would only repeat its work).
-  std::vector<float> xv(12, 1.f), yv(6, 0.f);
-  ember::dataset<float> X(xv, 6, 2), y(yv, 6, 1);
+  CHECK(auto_team_size(128, 0) == 1);          // nothing split: a thread per chain
+  CHECK(auto_team_size(128, 72) == 32);        // the breast-cancer regression's 72 blocks of 8 rows: 2 or 3 a member
+  CHECK(auto_team_size(128, 13) == 4);         // at least two blocks a member
+  CHECK(auto_team_size(1'000'000, 72) == 1);   // enough chains to fill a GPU without teams
+  CHECK(auto_team_size(8'192, 72) == 16);      // 2^17 threads at most
+  // What a team splits: a regression's blocks of 8 rows, through sums, kernels and pipelines;
+  // nothing for a custom energy (whatever data it reads: a team would only repeat its work).
+  std::vector<float> xv(34, 1.f), yv(17, 0.f);
+  ember::dataset<float> X(xv, 17, 2), y(yv, 17, 1);
   auto const reg = ember::logistic_regression<2>(X.view(), y.view(), ember::normal_prior{1.0});
-  CHECK(ember::team_rows(reg) == 6);
-  CHECK(ember::team_rows(reg + ember::custom_energy<2>(banana_fn{})) == 6);
-  CHECK(ember::team_rows(ember::custom_energy<2>(banana_fn{})) == 0);
-  CHECK(ember::team_rows(ember::mala(reg, {.step_size = 0.1f})) == 6);
+  CHECK(ember::team_blocks(reg) == 3);
+  CHECK(ember::team_blocks(reg + ember::custom_energy<2>(banana_fn{})) == 3);
+  CHECK(ember::team_blocks(ember::custom_energy<2>(banana_fn{})) == 0);
+  CHECK(ember::team_blocks(ember::mala(reg, {.step_size = 0.1f}) | ember::burn_in(1)) == 3);
   for (int bad : {-1, 3, 64})
     CHECK_THROWS_WITH(ember::sample(ember::mala(ember::custom_energy<2>(banana_fn{}), {.step_size = 0.1f}) | ember::burn_in(1), {.chains = 4, .steps = 1},
                                     ember::backend::cuda{.threads_per_chain = bad}),
@@ -146,20 +163,13 @@ TEST_CASE("backend::cuda's team size: automatic by data rows and chains, and che
 }
 
 TEST_CASE("a team of threads per chain computes a regression's energy and gradient", "[data][cuda]") {
-  // A logistic regression of 43 rows (5 blocks of 8 and 3 rows left over: a team of 32 has members
-  // with a block, with one row and with none). One MALA transition from the same start with teams
+  // A logistic regression of 43 rows (5 blocks of 8 and 3 rows left over: in a team of 32,
+  // members 0-4 take a block, 5-7 a left-over row, the rest nothing). One MALA transition from the same start with teams
   // of 1, 4 and 32: the same proposal up to the rows' summation order, so the states agree to
   // float rounding (a gradient's error moves the proposal by step² · error).
-  constexpr int N = 43, D = 3;
-  std::vector<float> xv, yv;
-  for (int i = 0; i < N; ++i) {
-    float t = -1.f + 2.f * float(i) / (N - 1);
-    xv.insert(xv.end(), {1.f, t, std::sin(3.f * float(i))});
-    yv.push_back((0.3f + 1.2f * t + 0.5f * std::sin(5.f * float(i))) > 0 ? 1.f : 0.f);
-  }
-  ember::dataset<float> X(xv, N, D), y(yv, N, 1);
-  auto U = ember::logistic_regression<D>(X.view(), y.view(), ember::normal_prior{2.0});
-  auto dU = ember::to_device(U);
+  constexpr int D = 3;
+  rows43 const data;
+  auto dU = ember::to_device(data.energy());
   auto once = [&](int team, int block) {
     return ember::sample(ember::mala(dU.energy(), {.step_size = 0.2}) | ember::record(), {.chains = 257, .steps = 1, .seed = 5},
                          ember::backend::cuda{.block_size = block, .threads_per_chain = team});
@@ -180,16 +190,9 @@ TEST_CASE("a team of threads per chain computes a regression's energy and gradie
 TEST_CASE("a regression sampled by teams of 32 threads per chain has one thread's posterior", "[data][cuda]") {
   // Chain means of 4,096 chains after 2,000 MALA transitions with a team of 32 against the same
   // on one thread per chain (independent runs: z of the difference), on the 43-row data above.
-  constexpr int N = 43, D = 3;
-  std::vector<float> xv, yv;
-  for (int i = 0; i < N; ++i) {
-    float t = -1.f + 2.f * float(i) / (N - 1);
-    xv.insert(xv.end(), {1.f, t, std::sin(3.f * float(i))});
-    yv.push_back((0.3f + 1.2f * t + 0.5f * std::sin(5.f * float(i))) > 0 ? 1.f : 0.f);
-  }
-  ember::dataset<float> X(xv, N, D), y(yv, N, 1);
-  auto U = ember::logistic_regression<D>(X.view(), y.view(), ember::normal_prior{2.0});
-  auto dU = ember::to_device(U);
+  constexpr int D = 3;
+  rows43 const data;
+  auto dU = ember::to_device(data.energy());
   auto const long_run = [&](int team, std::uint64_t seed) {
     return ember::sample(ember::mala(dU.energy(), {.step_size = 0.3}) | ember::burn_in(2000),
                          {.chains = 4096, .steps = 1, .seed = seed}, ember::backend::cuda{.threads_per_chain = team});
@@ -205,5 +208,29 @@ TEST_CASE("a regression sampled by teams of 32 threads per chain has one thread'
     double const z = (ma - mb) / std::sqrt(va / n + vb / n);
     INFO("coefficient " << d << ": team-of-32 mean " << ma << ", one-thread mean " << mb << ", z = " << z);
     CHECK(std::abs(z) < 5);
+  }
+}
+
+TEST_CASE("teams track their chains once: the block sums of track() count the first member only", "[data][cuda]") {
+  // A regression of 43 rows in teams of 32 and of 4, 257 chains, 20 MALA transitions with
+  // track(moments, acceptance): at every kept step the live-chain count is the chain count (not
+  // 32 times it), and the tracked mean at the last step is the mean of the final states.
+  constexpr int D = 3;
+  rows43 const data;
+  auto dU = ember::to_device(data.energy());
+  for (int team : {4, 32}) {
+    auto const r = ember::sample(ember::mala(dU.energy(), {.step_size = 0.2}) | ember::track(ember::moments, ember::acceptance),
+                                 {.chains = 257, .steps = 20, .seed = 9}, ember::backend::cuda{.threads_per_chain = team});
+    auto const& tr = r.trace();
+    REQUIRE(tr.live_chains.size() == 20);
+    for (auto n : tr.live_chains) CHECK(n == 257);
+    for (int d = 0; d < D; ++d) {
+      double m = 0;
+      for (std::int64_t c = 0; c < 257; ++c) m += double(r.final_state(c)[d]) / 257;
+      INFO("team " << team << ", coordinate " << d);
+      CHECK(tr.mean.back()[d] == Approx(m).epsilon(1e-6).margin(1e-9));
+    }
+    CHECK(tr.acceptance.back() >= 0);
+    CHECK(tr.acceptance.back() <= 1);
   }
 }

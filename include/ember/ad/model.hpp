@@ -91,13 +91,6 @@ EMBER_HD inline void refuse_let_in_rows(bool rows_open) {
 // only the first adds the body's other terms, and the team adds up log p and the gradient at the
 // end (the backward pass is linear in the adjoints, so members' partial gradients sum to the
 // whole). Plain float and double only; on the host, and for duals, a team of one.
-template <class S>
-EMBER_HD EMBER_INLINE team model_team() {
-  if constexpr (std::is_floating_point_v<S>)
-    return this_team();
-  else
-    return {};
-}
 EMBER_HD EMBER_INLINE bool leads(team const& t) {
 #if defined(__CUDA_ARCH__)
   return t.rank == 0;
@@ -168,7 +161,7 @@ struct value_ctx {
   vec<S, D> const& x;
   S lp = S(0);  ///< log p accumulated so far (U = −lp); in a team, this member's part
   bool rows_open = false;  ///< inside add_rows, where a let may not be built
-  team tm = detail::model_team<S>();
+  team tm = team_for<S>();
 
   EMBER_HD EMBER_INLINE S const& operator[](int i) const { return x[i]; }
   template <int O, int N>
@@ -222,7 +215,7 @@ struct grad_ctx {
   vec<S, D>& g;
   S lp = S(0);
   bool rows_open = false;
-  team tm = detail::model_team<S>();
+  team tm = team_for<S>();
 
   EMBER_HD EMBER_INLINE ad::var<S> operator[](int i) const { return {x[i], {&g[i]}}; }
   template <int O, int N>
@@ -409,13 +402,15 @@ struct model_energy {
   void for_each_view(F&& f) {
     ember::for_each_view(body, f);
   }
-  /// The rows a GPU team deals out (`add_rows` splits its rows among a team's members): the most
-  /// rows of any of the body's data views.
-  std::int64_t team_rows() const {
+  /// The blocks of rows a GPU team deals out (`add_rows` splits its blocks of
+  /// `detail::model_row_block` rows among a team's members), taken as those of the body's largest
+  /// data view: a body that reads its data without `add_rows` gets a team that repeats its work
+  /// (give it `threads_per_chain = 1`).
+  std::int64_t team_blocks() const {
     std::int64_t rows = 0;
     auto copy = body;
     ember::for_each_view(copy, [&](auto const& v) { rows = v.rows > rows ? v.rows : rows; });
-    return rows;
+    return (rows + detail::model_row_block - 1) / detail::model_row_block;
   }
 };
 

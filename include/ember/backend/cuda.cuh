@@ -12,7 +12,7 @@
 /// members and adds the parts with warp shuffles in a fixed order. Automatic by default: a team of
 /// up to 32 for an energy that splits hundreds of rows, at a few chains (at 128 chains, the
 /// 569-row logistic regression gets 32 threads per chain); one thread per chain for energies that
-/// split nothing (`team_rows`, energy/for_each_view.hpp) and for many chains.
+/// split nothing (`team_blocks`, energy/for_each_view.hpp) and for many chains.
 ///
 /// What a chunk kernel does, per chain (grid-stride over chains):
 ///  - loads the chain's state from device memory (`slot·stride + c`: consecutive threads,
@@ -71,8 +71,8 @@ namespace backend {
 /// The CUDA backend: every chain is a thread, or a team of threads (above), of one kernel launch.
 /// `device` picks the GPU; `block_size` (a multiple of 32, at most 1024) changes only speed, never
 /// the draws. `threads_per_chain`: 1, 2, 4, 8, 16 or 32, or 0 (the default) to choose by the run
-/// (`detail::auto_team_size`: the rows the energy splits among a team, `team_rows`, and the number
-/// of chains, never the device). A team adds an energy's rows in another order than one thread, so draws depend on
+/// (`detail::auto_team_size`: the blocks of rows the energy splits among a team, `team_blocks`, and
+/// the number of chains, never the device). A team adds an energy's rows in another order than one thread, so draws depend on
 /// the team size as they would on any change of summation order (within rounding per gradient).
 struct cuda {
   static constexpr char const* name = "cuda";
@@ -553,17 +553,24 @@ public:
   template <class K>
   int team_size(K const& kernel) const {
     if (be_.threads_per_chain > 0) return be_.threads_per_chain;
-    return detail::auto_team_size(chains_, team_rows(kernel));
+    return detail::auto_team_size(chains_, team_blocks(kernel));
   }
 
  private:
   // Grid and block of a launch: block_size threads, 1-D for one thread per chain; for teams,
   // (team, chains per block / 2, 2), at least two chains per block (detail::this_slot, and
-  // core/team.hpp, which reads a team from that shape).
+  // core/team.hpp, which reads a team from that shape), and no more than the run's chains need
+  // (whole warps): a ghost team is a warp of work, where a ghost thread shared a warp with real
+  // chains.
   template <class F, class K>
   std::pair<dim3, dim3> launch(F kfn, K const& kernel) const {
     int const w = team_size(kernel);
-    int const per_block = w == 1 ? be_.block_size : std::max(2, (be_.block_size / w) & ~1);
+    int per_block = be_.block_size;
+    if (w > 1) {
+      int const unit = std::max(2, 32 / w);  // chains per block come in these: even, whole warps
+      per_block = std::max(2, (be_.block_size / w) & ~1);
+      per_block = int(std::min<std::int64_t>(per_block, (chains_ + unit - 1) / unit * unit));
+    }
     int sms = 0, per_sm = 0;
     detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, be_.device),
                        "cudaDeviceGetAttribute(multiprocessor count)");

@@ -35,18 +35,38 @@ EMBER_HD EMBER_INLINE team this_team() {
   return {};
 }
 
+/// The team an energy evaluated in scalar type S splits its work over: `this_team()` for float
+/// and double, one thread for anything else (dual numbers, whose sums a shuffle cannot add: a
+/// custom energy that calls a regression on duals gets the whole sum in every member).
+template <class S>
+EMBER_HD EMBER_INLINE team team_for() {
+  if constexpr (std::is_floating_point_v<S>)
+    return this_team();
+  else
+    return {};
+}
+
 /// The sum of `v` over the team, in every member. A butterfly: at each of log₂ size stages two
-/// members add the same two numbers, so every member ends with the same bits, and the order of
-/// the additions depends on the team size only.
+/// members add the same two numbers, rounded as written (`__fadd_rn`/`__dadd_rn`: never fused with
+/// a product of the caller's), so every member ends with the same bits, and the order of the
+/// additions depends on the team size only. S is float or double (`team_for`).
 template <class S>
 EMBER_HD EMBER_INLINE S team_sum(team const& t, S v) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (std::is_arithmetic_v<S>) {  // other types (duals) only ever meet teams of one
-    if (t.size > 1) {
+  if (t.size > 1) {
+    if constexpr (std::is_floating_point_v<S>) {
       unsigned const lane = unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
       unsigned const mask =
           t.size == 32 ? 0xffffffffu : ((1u << unsigned(t.size)) - 1u) << (lane & ~unsigned(t.size - 1));
-      for (int o = t.size >> 1; o > 0; o >>= 1) v += __shfl_xor_sync(mask, v, o);
+      for (int o = t.size >> 1; o > 0; o >>= 1) {
+        S const other = __shfl_xor_sync(mask, v, o);
+        if constexpr (std::is_same_v<S, float>)
+          v = __fadd_rn(v, other);
+        else
+          v = __dadd_rn(v, other);
+      }
+    } else {
+      __trap();  // a part of a sum that no shuffle can add: never silently a partial result
     }
   }
 #else
@@ -57,13 +77,15 @@ EMBER_HD EMBER_INLINE S team_sum(team const& t, S v) {
 
 namespace detail {
 /// The automatic team size of `backend::cuda{.threads_per_chain = 0}` for `chains` chains whose
-/// energy splits `rows` rows among a team (`team_rows`, energy/for_each_view.hpp; 0 if none):
-/// the largest power of two ≤ 32 that leaves each member at least 16 rows, halved while the run
-/// would need more than 2¹⁷ threads (an H100 holds about 2.7·10⁵ resident). A function of the run
-/// alone, never of the device, so a run's draws are the same on every GPU.
-inline int auto_team_size(std::int64_t chains, std::int64_t rows) {
+/// energy deals `blocks` blocks of rows out among a team (`team_blocks`,
+/// energy/for_each_view.hpp; 0 if none): the largest power of two ≤ 32 that leaves each member at
+/// least two blocks, halved while the run would need more than 2¹⁷ threads (an H100 holds about
+/// 2.7·10⁵ resident). A function of the run alone, never of the device, so a run's draws are the
+/// same on every GPU; but it depends on the number of chains, so fix `threads_per_chain` where a
+/// chain's draws must not change with the chains beside it.
+inline int auto_team_size(std::int64_t chains, std::int64_t blocks) {
   int w = 1;
-  while (w < 32 && rows / (2 * w) >= 16) w *= 2;
+  while (w < 32 && blocks / (2 * w) >= 2) w *= 2;
   while (w > 1 && chains * w > (std::int64_t(1) << 17)) w /= 2;
   return w;
 }

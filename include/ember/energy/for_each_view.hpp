@@ -63,27 +63,28 @@ std::int64_t count_views(X const& x) {
   return n;
 }
 
-/// The data rows a GPU team deals out among its members in `x`'s energy (core/team.hpp): the
-/// most `team_rows()` of any energy inside that declares it (the regressions, model bodies),
-/// through sums, scalings, transforms (`inner`), kernels and pipelines; 0 where none does. An
-/// energy that reads data without splitting it (a heap-stored precision, a custom energy over a
-/// table) declares nothing: a team would only repeat its work, so `backend::cuda` gives it none.
+/// The blocks of data rows a GPU team deals out among its members in `x`'s energy
+/// (core/team.hpp): the most `team_blocks()` of any energy inside that declares it (the
+/// regressions: blocks of 8 rows; model bodies: blocks of 32), through sums, scalings, transforms
+/// (`inner`), kernels and pipelines; 0 where none does. An energy that reads data without
+/// splitting it (a heap-stored precision, a custom energy over a table) declares nothing: a team
+/// would only repeat its work, so `backend::cuda` gives it none.
 template <class X>
-std::int64_t team_rows(X const& x) {
+std::int64_t team_blocks(X const& x) {
   using Y = std::remove_const_t<X>;
-  if constexpr (requires { x.team_rows(); }) {
-    return x.team_rows();
+  if constexpr (requires { x.team_blocks(); }) {
+    return x.team_blocks();
   } else if constexpr (detail::is_sum_energy<Y>::value) {
-    auto const a = team_rows(x.a), b = team_rows(x.b);
+    auto const a = team_blocks(x.a), b = team_blocks(x.b);
     return a > b ? a : b;
   } else if constexpr (detail::is_scaled_energy<Y>::value) {
-    return team_rows(x.a);
+    return team_blocks(x.a);
   } else if constexpr (requires { x.inner; }) {
-    return team_rows(x.inner);
+    return team_blocks(x.inner);
   } else if constexpr (requires { x.energy; }) {
-    return team_rows(x.energy);
+    return team_blocks(x.energy);
   } else if constexpr (requires { x.kernel; }) {
-    return team_rows(x.kernel);
+    return team_blocks(x.kernel);
   } else {
     return 0;
   }

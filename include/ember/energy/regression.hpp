@@ -125,8 +125,8 @@ struct regression {
     f(x);
     f(y);
   }
-  /// The rows a GPU team deals out (energy/for_each_view.hpp, `team_rows`).
-  std::int64_t team_rows() const { return x.rows; }
+  /// The blocks of rows a GPU team deals out (energy/for_each_view.hpp, `team_blocks`).
+  std::int64_t team_blocks() const { return (x.rows + block_rows - 1) / block_rows; }
 
   // Both out of line on the host (EMBER_HOT_CALLEE, core/config.hpp): one copy of the data
   // loop per scalar type rather than one per fused loop.
@@ -135,7 +135,7 @@ struct regression {
   // A team of one (the host, one thread per chain) is the plain loop over every row in order.
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE S value(vec<S, D> const& b) const {
-    team const t = this_team();
+    team const t = team_for<S>();
     S u = prior.value(b);
     if (t.rank != 0) u = S(T(0));
     for_rows(t, [&]<int K>(std::int64_t i) { u = u + block_value<K>(b, i); });
@@ -144,7 +144,7 @@ struct regression {
 
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE S value_and_grad(vec<S, D> const& b, vec<S, D>& g) const {
-    team const t = this_team();
+    team const t = team_for<S>();
     S u = prior.value_and_grad(b, g);
     if (t.rank != 0) {
       u = S(T(0));
@@ -158,13 +158,15 @@ struct regression {
 
  private:
   // A team member's rows: blocks of block_rows dealt out in turn (member r takes blocks r, r + size,
-  // ...), then the rows left over one each; a team of one, every row in order.
+  // ...), then the rows left over one each, continuing the turn (the member after the last full
+  // block's takes the first); a team of one, every row in order.
   // f.template operator()<K>(i) evaluates rows i..i+K−1.
   template <class F>
   EMBER_HD EMBER_INLINE void for_rows(team const& t, F&& f) const {
     std::int64_t const blocks = x.rows / block_rows;
     for (std::int64_t k = t.rank; k < blocks; k += t.size) f.template operator()<block_rows>(k * block_rows);
-    for (std::int64_t i = blocks * block_rows + t.rank; i < x.rows; i += t.size) f.template operator()<1>(i);
+    std::int64_t const first = (t.rank - blocks % t.size + t.size) % t.size;
+    for (std::int64_t i = blocks * block_rows + first; i < x.rows; i += t.size) f.template operator()<1>(i);
   }
   // Whether rows are batched for the likelihood: host code (not nvcc, which rejects xsimd in
   // host-device functions), one chain in T itself, and a K-lane batch of T exists.
