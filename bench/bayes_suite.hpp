@@ -115,6 +115,18 @@ int run(int argc, char** argv, WithTeam const& with_team) {
   bm::report out(jsonl.empty() ? &std::cout : static_cast<std::ostream*>(&file));
   auto const f = boost::hana::type_c<float>;
   auto const b = boost::hana::type_c<Backend>;
+  // ChEES-HMC at a's chain counts: on a backend with teams, the automatic team and then one thread
+  // per chain (at `one_thread_chains`, or a's counts); elsewhere once.
+  auto const both_ways = [&](auto const& target, bm::run_axes a, std::vector<std::int64_t> const& one_thread_chains) {
+    if constexpr (!std::is_same_v<decltype(with_team(0)), std::nullptr_t>) {
+      auto const one = with_team(1), automatic = with_team(0);
+      bm::measure(out, target, bm::chees_hmc{}, f, b, a, "", &automatic);
+      if (!one_thread_chains.empty()) a.chains = one_thread_chains;
+      bm::measure(out, target, bm::chees_hmc{.name = "chees_hmc_team1"}, f, b, a, "", &one);
+    } else {
+      bm::measure(out, target, bm::chees_hmc{}, f, b, a);
+    }
+  };
   if (only.empty() || only == "normal10") {
     bm::target<standard_normal_10> const target{"standard_normal_10"};
     bm::run_axes a = axes;
@@ -129,28 +141,15 @@ int run(int argc, char** argv, WithTeam const& with_team) {
         "breast_cancer_logistic", std::string(EMBER_DATA_DIR "/breast_cancer.csv"));
     bm::run_axes a = axes;
     a.chains = chains.empty() ? std::vector<std::int64_t>{4, 128, 1024} : chains;
-    if constexpr (!std::is_same_v<decltype(with_team(0)), std::nullptr_t>) {
-      auto const one = with_team(1), automatic = with_team(0);
-      bm::measure(out, target, bm::chees_hmc{.name = "chees_hmc_team1"}, f, b, a, "", &one);
-      bm::measure(out, target, bm::chees_hmc{}, f, b, a, "", &automatic);
-    } else {
-      bm::measure(out, target, bm::chees_hmc{}, f, b, a);
-    }
+    both_ways(target, a, {});
   }
   if (only.empty() || only == "hier_logit") {
     bm::target<hier_logit_simulated> const target{"hier_logit"};
     bm::run_axes a = axes;
     a.chains = chains.empty() ? std::vector<std::int64_t>{4, 128, 1024} : chains;
-    if constexpr (!std::is_same_v<decltype(with_team(0)), std::nullptr_t>) {
-      // Teams first; one thread per chain is slow here (2,000 rows in one thread: 131 s of
-      // sampling at 128 chains on an H200), so by default it runs at 4 and 128 chains only.
-      auto const one = with_team(1), automatic = with_team(0);
-      bm::measure(out, target, bm::chees_hmc{}, f, b, a, "", &automatic);
-      if (chains.empty()) a.chains = {4, 128};
-      bm::measure(out, target, bm::chees_hmc{.name = "chees_hmc_team1"}, f, b, a, "", &one);
-    } else {
-      bm::measure(out, target, bm::chees_hmc{}, f, b, a);
-    }
+    // One thread per chain is slow here (2,000 rows in one thread: 131 s of sampling at 128
+    // chains on an H200), so by default it runs at 4 and 128 chains only.
+    both_ways(target, a, chains.empty() ? std::vector<std::int64_t>{4, 128} : std::vector<std::int64_t>{});
   }
   out.print_table(std::cout);
   return 0;

@@ -56,6 +56,37 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// Chain c's beta at repetition r into b, and the prior's part (N(0, I)) into g and u: all of it
+// for `first`, zeros for the other members of a team (their parts are added to the first's).
+__device__ __forceinline__ void start_gradient(float const* beta, int c, int r, bool first, float (&b)[D], float (&g)[D],
+                                               float& u) {
+  u = 0;
+  for (int j = 0; j < D; ++j) {
+    b[j] = beta[c * D + j] + 1e-6f * float(r);
+    g[j] = first ? b[j] : 0.f;
+    if (first) u += 0.5f * b[j] * b[j];
+  }
+}
+// Row i's term into u and g (one row alone: the left-over rows, and the one-thread layout).
+__device__ __forceinline__ void add_row(float const* X, float const* y, int i, float const (&b)[D], float (&g)[D], float& u) {
+  float eta = 0;
+  for (int j = 0; j < D; ++j) eta = fmaf(X[i * D + j], b[j], eta);
+  float slope;
+  u += softplus_slope(eta, y[i], slope);
+  for (int j = 0; j < D; ++j) g[j] = fmaf(slope, X[i * D + j], g[j]);
+}
+// A team's parts summed in every member: part of every gradient, as a chain's next step needs them.
+__device__ __forceinline__ void sum_team(float (&g)[D], float& u) {
+  for (int j = 0; j < D; ++j) g[j] = warp_sum(g[j]);
+  u = warp_sum(u);
+}
+// Chain c's gradient and energy, written by one thread.
+__device__ __forceinline__ void write(int c, bool writer, float const (&g)[D], float u, float* out) {
+  if (!writer) return;
+  for (int j = 0; j < D; ++j) out[c * (D + 1) + j] = g[j];
+  out[c * (D + 1) + D] = u;
+}
+
 // One thread per chain: chain c = thread c.
 __global__ void grad_thread(float const* X, float const* y, int n, float const* beta, float* out, int chains, int R) {
   int const c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -63,19 +94,10 @@ __global__ void grad_thread(float const* X, float const* y, int n, float const* 
   float b[D], g[D];
   float u = 0;
   for (int r = 0; r < R; ++r) {
-    for (int j = 0; j < D; ++j) b[j] = beta[c * D + j] + 1e-6f * float(r), g[j] = b[j];  // prior N(0, 1)
-    u = 0;
-    for (int j = 0; j < D; ++j) u += 0.5f * b[j] * b[j];
-    for (int i = 0; i < n; ++i) {
-      float eta = 0;
-      for (int j = 0; j < D; ++j) eta = fmaf(X[i * D + j], b[j], eta);
-      float slope;
-      u += softplus_slope(eta, y[i], slope);
-      for (int j = 0; j < D; ++j) g[j] = fmaf(slope, X[i * D + j], g[j]);
-    }
+    start_gradient(beta, c, r, true, b, g, u);
+    for (int i = 0; i < n; ++i) add_row(X, y, i, b, g, u);
   }
-  for (int j = 0; j < D; ++j) out[c * (D + 1) + j] = g[j];
-  out[c * (D + 1) + D] = u;
+  write(c, true, g, u, out);
 }
 
 // Teams: blocks of (32, chains per block); chain = blockIdx.x * blockDim.y + threadIdx.y.
@@ -86,10 +108,7 @@ __global__ void grad_blocks(float const* X, float const* y, int n, float const* 
   float b[D], g[D];
   float u = 0;
   for (int r = 0; r < R; ++r) {
-    for (int j = 0; j < D; ++j) b[j] = beta[c * D + j] + 1e-6f * float(r), g[j] = m == 0 ? b[j] : 0.f;
-    u = 0;
-    if (m == 0)
-      for (int j = 0; j < D; ++j) u += 0.5f * b[j] * b[j];
+    start_gradient(beta, c, r, m == 0, b, g, u);
     int const blocks = n / K;
     for (int k = m; k < blocks; k += W) {
       float const* row = X + k * K * D;
@@ -105,20 +124,10 @@ __global__ void grad_blocks(float const* X, float const* y, int n, float const* 
       for (int j = 0; j < D; ++j)
         for (int q = 0; q < K; ++q) g[j] = fmaf(row[q * D + j], eta[q], g[j]);
     }
-    for (int i = blocks * K + (m - blocks % W + W) % W; i < n; i += W) {
-      float eta = 0;
-      for (int j = 0; j < D; ++j) eta = fmaf(X[i * D + j], b[j], eta);
-      float slope;
-      u += softplus_slope(eta, y[i], slope);
-      for (int j = 0; j < D; ++j) g[j] = fmaf(slope, X[i * D + j], g[j]);
-    }
-    for (int j = 0; j < D; ++j) g[j] = warp_sum(g[j]);
-    u = warp_sum(u);
+    for (int i = blocks * K + (m - blocks % W + W) % W; i < n; i += W) add_row(X, y, i, b, g, u);
+    sum_team(g, u);
   }
-  if (m == 0) {
-    for (int j = 0; j < D; ++j) out[c * (D + 1) + j] = g[j];
-    out[c * (D + 1) + D] = u;
-  }
+  write(c, m == 0, g, u, out);
 }
 
 // Teams over a column-major copy XT (D x n): member m takes rows m, m + 32, ...
@@ -129,10 +138,7 @@ __global__ void grad_transposed(float const* XT, float const* y, int n, float co
   float b[D], g[D];
   float u = 0;
   for (int r = 0; r < R; ++r) {
-    for (int j = 0; j < D; ++j) b[j] = beta[c * D + j] + 1e-6f * float(r), g[j] = m == 0 ? b[j] : 0.f;
-    u = 0;
-    if (m == 0)
-      for (int j = 0; j < D; ++j) u += 0.5f * b[j] * b[j];
+    start_gradient(beta, c, r, m == 0, b, g, u);
     for (int i0 = 0; i0 < n; i0 += K * W) {
       float eta[K];
       bool in[K];
@@ -149,13 +155,9 @@ __global__ void grad_transposed(float const* XT, float const* y, int n, float co
         for (int q = 0; q < K; ++q)
           if (in[q]) g[j] = fmaf(XT[j * n + i0 + q * W + m], eta[q], g[j]);
     }
-    for (int j = 0; j < D; ++j) g[j] = warp_sum(g[j]);
-    u = warp_sum(u);
+    sum_team(g, u);
   }
-  if (m == 0) {
-    for (int j = 0; j < D; ++j) out[c * (D + 1) + j] = g[j];
-    out[c * (D + 1) + D] = u;
-  }
+  write(c, m == 0, g, u, out);
 }
 
 // Lane j owns coefficient j (lane 31 owns none: D = 31).
@@ -191,10 +193,7 @@ __global__ void grad_columns(float const* X, float const* y, int n, float const*
     u = ur + warp_sum(uj);
     for (int k = 0; k < D; ++k) gall[k] = __shfl_sync(0xffffffffu, gj, k);  // every member gets g
   }
-  if (j == 0) {
-    for (int k = 0; k < D; ++k) out[c * (D + 1) + k] = gall[k];
-    out[c * (D + 1) + D] = u;
-  }
+  write(c, j == 0, gall, u, out);
 }
 
 struct layout {

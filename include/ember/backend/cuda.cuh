@@ -263,7 +263,8 @@ struct chain_slot {
   int member, slot, per_block;  // member of its chain's team; its chain's place in the block
 };
 __device__ EMBER_INLINE chain_slot this_slot() {
-  if (blockDim.z == 2) return {int(threadIdx.x), int(threadIdx.y + blockDim.y * threadIdx.z), int(2 * blockDim.y)};
+  team const t = this_team();  // core/team.hpp owns the shape rule
+  if (t.size > 1) return {t.rank, int(threadIdx.y + blockDim.y * threadIdx.z), int(2 * blockDim.y)};
   return {0, int(threadIdx.x), int(blockDim.x)};
 }
 
@@ -549,11 +550,13 @@ class backend::cuda::storage {
             o, o + n, o + n + D * n, o + n + 2 * D * n};
   }
 public:
-  /// The team size a run of this kernel gets (threads_per_chain, or the automatic choice).
+  /// The team size a run of this kernel gets (threads_per_chain, or the automatic choice),
+  /// decided at the run's first launch and kept: every kernel of a run (the warm-up's too) has the
+  /// same energy, and a ChEES warm-up launches once per transition.
   template <class K>
   int team_size(K const& kernel) const {
-    if (be_.threads_per_chain > 0) return be_.threads_per_chain;
-    return detail::auto_team_size(chains_, team_blocks(kernel));
+    if (team_ == 0) team_ = be_.threads_per_chain > 0 ? be_.threads_per_chain : detail::auto_team_size(chains_, team_blocks(kernel));
+    return team_;
   }
 
  private:
@@ -613,6 +616,7 @@ public:
   device_vector<T> obs_;
   mutable chain_arrays<T> host_;
   mutable bool dirty_ = true, counters_dirty_ = true;
+  mutable int team_ = 0;  // team_size(), once known
 };
 
 }  // namespace ember
