@@ -41,6 +41,7 @@
 /// | `poisson_log_lpmf(y, η)` | yη − e^η − log y! | ∂η = y − e^η |
 /// (∂μ = −∂x for the location families.)
 
+#include <ember/ad/blocks.hpp>
 #include <ember/ad/node.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
@@ -404,6 +405,73 @@ EMBER_HD EMBER_INLINE lpdf_partials<S, 2> neg_binomial_2_log_lpmf_partials(Y con
 template <class Y, class E, class F>
 EMBER_HD EMBER_INLINE auto neg_binomial_2_log_lpmf(Y const& y, E const& eta, F const& phi) {
   return detail::lpdf([&y](auto const& e, auto const& f) { return neg_binomial_2_log_lpmf_partials(y, e, f); }, eta, phi);
+}
+
+/// uniform(x | a, b) = −log(b − a) for a < x < b, −∞ outside (so a sampler never leaves the
+/// interval; a `bounded(a, b)` parameter never does); ∂a = 1/(b − a), ∂b = −1/(b − a), ∂x = 0.
+template <class S>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 3> uniform_lpdf_partials(S const& x, S const& a, S const& b) {
+  S const inv = S(1) / (b - a);
+  S const outside = S(element_t<S>(-HUGE_VAL));
+  return {select(x > a, select(x < b, log(inv), outside), outside), {S(0), inv, -inv}};
+}
+template <class X, class A, class B>
+EMBER_HD EMBER_INLINE auto uniform_lpdf(X const& x, A const& a, B const& b) {
+  return detail::lpdf([](auto const&... v) { return uniform_lpdf_partials(v...); }, x, a, b);
+}
+
+namespace detail {
+// log c_K(η), the LKJ normalising constant (Lewandowski, Kurowicka & Joe 2009, J. Multivariate
+// Anal. 100, section 3.2): Σ_{k=1}^{K−1} [(2η − 2 + K − k)(K − k) log 2 + (K − k) log B(b_k, b_k)],
+// b_k = η + (K − k − 1)/2. K = 2 gives 2^{2η−1} B(η, η), K = 3 and η = 1 the volume π²/2 of the
+// 3×3 correlation matrices.
+EMBER_HD inline double lkj_log_normaliser(int K, double eta) {
+  double c = 0;
+  for (int k = 1; k < K; ++k) {
+    double const b = eta + 0.5 * double(K - k - 1);
+    c += (2 * eta - 2 + double(K - k)) * double(K - k) * log_two + double(K - k) * (2 * log_gamma(b) - log_gamma(2 * b));
+  }
+  return c;
+}
+// The coefficient of log L_ii in lkj_corr_cholesky_lpdf: K − i − 1 from Ω = L Lᵀ's Jacobian, 2(η − 1)
+// from det Ω^{η−1} = Π L_ii^{2(η−1)}.
+EMBER_HD inline double lkj_diagonal_power(int K, int i, double eta) { return double(K - i - 1) + 2 * (eta - 1); }
+// The backward part of lkj_corr_cholesky_lpdf: the partials of L_11 … L_{K−1,K−1}, whose adjoints
+// sit K + 1 apart in the factor's block.
+template <class S, int K>
+struct lkj_back {
+  S* adj;
+  S d[K - 1];
+  template <class Seed>
+  EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
+    for (int i = 1; i < K; ++i) impl::accumulate(adj[i * (K + 1)], impl::seed_times(s, d[i - 1]));
+  }
+};
+}  // namespace detail
+
+/// LKJ(η) on correlation matrices Ω = L Lᵀ, as a density of the Cholesky factor L (a parameter
+/// `param<"L", K, K>(cholesky_corr)`): Σᵢ₌₁^{K−1} (K − i − 1 + 2(η − 1)) log Lᵢᵢ − log c_K(η), Stan's
+/// `lkj_corr_cholesky_lpdf`, normalised. η > 0 is data (a number), not a parameter.
+template <class S, int N, int K>
+EMBER_HD EMBER_INLINE S lkj_corr_cholesky_lpdf(matrix_view<block_values<S, N>, K, K> const& L, double eta) {
+  static_assert(K >= 2, "ember::lkj_corr_cholesky_lpdf: L must be at least 2x2");
+  S v = S(element_t<S>(-detail::lkj_log_normaliser(K, eta)));
+  for (int i = 1; i < K; ++i) v = v + S(element_t<S>(detail::lkj_diagonal_power(K, i, eta))) * log(L(i, i));
+  return v;
+}
+template <class S, int N, int K>
+EMBER_HD EMBER_INLINE ad::expr<S, detail::lkj_back<S, K>> lkj_corr_cholesky_lpdf(matrix_view<block_vars<S, N>, K, K> const& L,
+                                                                                 double eta) {
+  static_assert(K >= 2, "ember::lkj_corr_cholesky_lpdf: L must be at least 2x2");
+  ad::expr<S, detail::lkj_back<S, K>> e;
+  e.v = S(element_t<S>(-detail::lkj_log_normaliser(K, eta)));
+  e.b.adj = L.b.g;
+  for (int i = 1; i < K; ++i) {
+    S const c = S(element_t<S>(detail::lkj_diagonal_power(K, i, eta))), l = L.b.x[i * (K + 1)];
+    e.v = e.v + c * log(l);
+    e.b.d[i - 1] = c / l;
+  }
+  return e;
 }
 
 }  // namespace ember

@@ -59,6 +59,7 @@
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/pipeline/stages.hpp>
+#include <ember/posterior.hpp>
 #include <ember/result.hpp>
 #include <ember/run/run.hpp>
 #include <ember/sample.hpp>

@@ -88,6 +88,15 @@ struct adaptation_report {
   std::int64_t restarted_high_energy_chains = 0;
 };
 
+/// A named quantity among a result's columns: a model's parameter or a derived quantity
+/// (posterior.hpp). Its values are columns [offset, offset + size), row by row for a matrix.
+struct variable {
+  std::string name;
+  std::vector<int> shape;  ///< extents; empty for a scalar
+  int offset = 0, size = 1;
+  std::string group = "posterior";  ///< its ArviZ group: posterior or posterior_predictive
+};
+
 template <class T, int D>
 class result {
  public:
@@ -109,6 +118,26 @@ class result {
     return v;
   }
   ember::trace<D> const& trace() const { return trace_; }
+  /// The named quantities of the columns (a posterior in a model's terms, posterior.hpp); empty
+  /// for a run in the sampler's coordinates.
+  std::vector<variable> const& variables() const { return variables_; }
+  /// Column d's name: `tau`, `theta[3]`, `L[1,0]` from `variables()`, else `x[d]`.
+  std::string column_name(int d) const {
+    detail::require_index(d, D, "ember::result::column_name", "column");
+    for (auto const& v : variables_) {
+      if (d < v.offset || d >= v.offset + v.size) continue;
+      if (v.shape.empty()) return v.name;
+      std::string s = v.name + "[";
+      int rest = d - v.offset, stride = v.size;
+      for (std::size_t a = 0; a < v.shape.size(); ++a) {
+        stride /= v.shape[a];
+        s += (a ? "," : "") + std::to_string(rest / stride);
+        rest %= stride;
+      }
+      return s + "]";
+    }
+    return "x[" + std::to_string(d) + "]";
+  }
   /// Whether chain c went non-finite (and was frozen at its last finite state).
   bool divergent(std::int64_t c) const {
     detail::require_index(c, chains_, "ember::result::divergent", "chain");
@@ -178,6 +207,7 @@ class result {
   std::int64_t divergent_chains_ = 0, divergent_transitions_ = 0;
   double acceptance_ = 0, seconds_ = 0, warmup_seconds_ = 0;
   ember::trace<D> trace_;
+  std::vector<variable> variables_;
 };
 
 namespace detail {

@@ -75,6 +75,7 @@ void check_all_rules(T a, T b) {
   check_rule<T>("inv_gamma_lpdf(a, b, 1.2)", [](auto x, auto y) { return ember::inv_gamma_lpdf(x, y, 1.2); }, a, b);
   check_rule<T>("beta_lpdf(sigmoid(a - 2), b, a)", [](auto x, auto y) { return ember::beta_lpdf(sigmoid(x - 2.0), y, x); },
                 a, b);
+  check_rule<T>("uniform_lpdf(0.3, -a, b + 1)", [](auto x, auto y) { return ember::uniform_lpdf(0.3, -x, y + 1.0); }, a, b);
   check_rule<T>("weibull_lpdf(b, a, 1.5)", [](auto x, auto y) { return ember::weibull_lpdf(y, x, 1.5); }, a, b);
   check_rule<T>("binomial_logit_lpmf(3, 7, a - b)", [](auto x, auto y) { return ember::binomial_logit_lpmf(3, 7, x - y); },
                 a, b);

@@ -21,9 +21,9 @@ except ImportError:
     print("no numpy/arviz: skipped")
     sys.exit(77)
 
-# The draws go through scripts/npz_to_arviz.py, the loader docs/diagnostics.md shows.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-from npz_to_arviz import load  # noqa: E402
+# The draws go through python/ember_arviz, the loader docs/diagnostics.md shows.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from ember_arviz import load  # noqa: E402
 
 run = np.load(sys.argv[1])
 idata = load(sys.argv[1], live_only=True)

@@ -32,6 +32,10 @@ int main() {
         line("inv_gamma", x, a, b, ember::inv_gamma_lpdf(x, a, b));
         line("weibull", x, a, b, ember::weibull_lpdf(x, a, b));
       }
+  for (double x : {-1.2, 0.01, 0.3, 2.9})
+    for (double a : {-1.5, 0.0})
+      for (double b : {1.0, 3.0})
+        if (a < x && x < b) line("uniform", x, a, b, ember::uniform_lpdf(x, a, b));
   for (double x : {0.01, 0.3, 0.5, 0.92})
     for (double a : {0.5, 2.0, 7.5})
       for (double b : {0.3, 1.0, 4.0}) line("beta", x, a, b, ember::beta_lpdf(x, a, b));

@@ -34,6 +34,7 @@ REFERENCE = {
     "inv_gamma": lambda x, a, b: stats.invgamma.logpdf(x, a, scale=b),
     "weibull": lambda x, k, lam: stats.weibull_min.logpdf(x, k, scale=lam),
     "beta": lambda x, a, b: stats.beta.logpdf(x, a, b),
+    "uniform": lambda x, a, b: stats.uniform.logpdf(x, loc=a, scale=b - a),
     "neg_binomial_2_log": lambda y, eta, phi: stats.nbinom.logpmf(int(y), phi, phi / (np.exp(eta) + phi)),
     "log_gamma": lambda x, _a, _b: special.gammaln(x),
     "digamma": lambda x, _a, _b: special.digamma(x),

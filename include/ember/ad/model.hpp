@@ -26,7 +26,9 @@
 /// before the earlier one does: the scopes of the body are the reverse topological order, known
 /// at compile time, and there is no tape. A `let` can be neither copied nor moved.
 
+#include <ember/ad/blocks.hpp>
 #include <ember/ad/node.hpp>
+#include <ember/ad/params.hpp>
 #include <ember/core/concepts.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
@@ -42,29 +44,30 @@
 
 namespace ember {
 
-/// N consecutive parameters starting at `Offset`: `m[block<3, 3>{}]` is β = x₃…x₅.
-template <int Offset, int N>
-struct block {
-  static_assert(Offset >= 0 && N > 0, "ember::block<Offset, N>: Offset must be >= 0 and N > 0");
-  static constexpr int offset = Offset;
-  static constexpr int size = N;
-};
-
-/// The parameters of a block in a value context: plain values, indexable.
-template <class S, int N>
-struct block_values {
-  S const* x;
-  EMBER_HD EMBER_INLINE S const& operator[](int j) const { return x[j]; }
-  static constexpr int size() { return N; }
-};
-/// The parameters of a block in a gradient context: `var`s, indexable.
-template <class S, int N>
-struct block_vars {
-  S const* x;
-  S* g;
-  EMBER_HD EMBER_INLINE ad::var<S> operator[](int j) const { return {x[j], {&g[j]}}; }
-  static constexpr int size() { return N; }
-};
+namespace detail {
+// The index in P of the parameter a body reads, or one sentence at compile time.
+template <class P, class Q>
+consteval int param_index() {
+  static_assert(!std::is_same_v<P, no_params>,
+                "ember::model: the body reads a named parameter, but the model was made without params(...): "
+                "model<T>(params(...), body), or a body with a static params member");
+  constexpr int i = P::index_of(std::string_view(Q::name.s, Q::name.length));
+  static_assert(i >= 0, "ember::model: the body reads a parameter that is not in the model's params(...)");
+  static_assert(i < 0 || std::is_same_v<typename P::template type_at<(i < 0 ? 0 : i)>, Q>,
+                "ember::model: the body reads a parameter by a name that params(...) gives another shape or constraint");
+  return i;
+}
+// A parameter's values as the body sees them: one value, an indexable block, or a matrix.
+template <class Q, class Block>
+EMBER_HD EMBER_INLINE auto param_view(Block const& b) {
+  if constexpr (Q::rank == 0)
+    return b[0];
+  else if constexpr (Q::rank == 1)
+    return b;
+  else
+    return matrix_view<Block, Q::extents[0], Q::extents[1]>{b};
+}
+}  // namespace detail
 
 namespace detail {
 /// Rows of `add_rows` summed in blocks of this many before being added to the total: the
@@ -153,7 +156,8 @@ EMBER_HD EMBER_INLINE ad::expr<S, ad::dot_back<S, T, K>> dot(T const* row, block
 }
 
 /// The context a model's body runs in for its value (S plain, or dual for forward gradients).
-template <class S, int D>
+/// With named parameters (P a `parameters<...>`), `cs` holds the constrained ones' values.
+template <class S, int D, class P = no_params>
 struct value_ctx {
   using scalar = S;
   static constexpr int dim = D;
@@ -162,8 +166,17 @@ struct value_ctx {
   S lp = S(0);  ///< log p accumulated so far (U = −lp); in a team, this member's part
   bool rows_open = false;  ///< inside add_rows, where a let may not be built
   team tm = team_for<S>();
+  S cs[P::stored > 0 ? P::stored : 1]{};  ///< the constrained parameters' values (ad/params.hpp)
 
   EMBER_HD EMBER_INLINE S const& operator[](int i) const { return x[i]; }
+  /// A named parameter, in its constrained form.
+  template <fixed_string N, class C, int... E>
+  EMBER_HD EMBER_INLINE auto operator[](parameter<N, C, E...> const&) const {
+    using Q = parameter<N, C, E...>;
+    constexpr int i = detail::param_index<P, Q>();
+    S const* p = Q::is_real ? &x[P::free_offset(i)] : &cs[P::stored_offset(i)];
+    return detail::param_view<Q>(block_values<S, Q::size>{p});
+  }
   template <int O, int N>
   EMBER_HD EMBER_INLINE block_values<S, N> operator[](block<O, N>) const {
     static_assert(O + N <= D, "ember::model: a block reaches past the model's dimension D");
@@ -205,8 +218,9 @@ struct value_ctx {
 };
 
 /// The context a model's body runs in for its gradient: parameters are reverse-mode leaves
-/// whose adjoints are the gradient g = ∂U/∂x (zeroed before the body runs).
-template <class S, int D>
+/// whose adjoints are the gradient g = ∂U/∂x (zeroed before the body runs). Named constrained
+/// parameters are leaves into `cs`, their adjoints `ca` mapped onto g after the body.
+template <class S, int D, class P = no_params>
 struct grad_ctx {
   using scalar = S;
   static constexpr int dim = D;
@@ -216,8 +230,19 @@ struct grad_ctx {
   S lp = S(0);
   bool rows_open = false;
   team tm = team_for<S>();
+  S cs[P::stored > 0 ? P::stored : 1]{};
+  mutable S ca[P::stored > 0 ? P::stored : 1]{};  ///< their adjoints, zero before the body
 
   EMBER_HD EMBER_INLINE ad::var<S> operator[](int i) const { return {x[i], {&g[i]}}; }
+  template <fixed_string N, class C, int... E>
+  EMBER_HD EMBER_INLINE auto operator[](parameter<N, C, E...> const&) const {
+    using Q = parameter<N, C, E...>;
+    constexpr int i = detail::param_index<P, Q>();
+    if constexpr (Q::is_real)
+      return detail::param_view<Q>(block_vars<S, Q::size>{&x[P::free_offset(i)], &g[P::free_offset(i)]});
+    else
+      return detail::param_view<Q>(block_vars<S, Q::size>{&cs[P::stored_offset(i)], &ca[P::stored_offset(i)]});
+  }
   template <int O, int N>
   EMBER_HD EMBER_INLINE block_vars<S, N> operator[](block<O, N>) const {
     static_assert(O + N <= D, "ember::model: a block reaches past the model's dimension D");
@@ -352,15 +377,27 @@ EMBER_HD auto let(M& m, F const& f) -> typename M::template let_array<N, F> {
 }
 
 namespace detail {
+template <class P>
+inline constexpr bool named = !std::is_same_v<P, no_params>;
+
+// log p of a body at x in a value context: the constrained parameters and their log-Jacobian
+// first (ad/params.hpp), then the body.
+template <class S, int D, class P, class Body>
+EMBER_HD EMBER_INLINE S model_log_p(P const& ps, Body const& body, vec<S, D> const& x) {
+  value_ctx<S, D, P> m{x};
+  if constexpr (named<P>) m.add(ps.template constrain<S>(x, m.cs));
+  body(m);
+  return team_sum(m.tm, m.lp);
+}
+
 // The model's log-density on any scalar type, for custom_energy's duals.
-template <class Body>
+template <class Body, class P>
 struct model_value {
   Body body;
+  P ps;
   template <class S, int D>
   EMBER_HD S operator()(vec<S, D> const& x) const {
-    value_ctx<S, D> m{x};
-    body(m);
-    return -team_sum(m.tm, m.lp);
+    return -model_log_p(ps, body, x);
   }
   template <class F>
   void for_each_view(F&& f) {
@@ -372,26 +409,32 @@ struct model_value {
 /// U(x) = −log p(x) of a model body: `value` runs it in `value_ctx`, `value_and_grad` in
 /// `grad_ctx` (reverse mode). Models `DifferentiableEnergy`; composes with `+`, `c * U`, the
 /// transforms and every kernel. Trivially copyable when the body is (a body holds
-/// `data_view`s, never data). Built by `model<D>(body)`.
-template <class T, int D, class Body>
+/// `data_view`s, never data). Built by `model<D>(body)` (parameters by index) or
+/// `model<T>(params(...), body)` (named parameters, P = their `parameters<...>`: D is theirs).
+template <class T, int D, class Body, class P = no_params>
 struct model_energy {
   using value_type = T;
+  using params_type = P;
   static constexpr int dim = D;
 
   Body body;
+  P ps{};  ///< the named parameters (their constraints' bounds), or no_params
 
   template <class S>
   EMBER_HD S value(vec<S, D> const& x) const {
-    value_ctx<S, D> m{x};
-    body(m);
-    return -team_sum(m.tm, m.lp);
+    return -detail::model_log_p(ps, body, x);
   }
 
   template <class S>
   EMBER_HD S value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
     for (int i = 0; i < D; ++i) g[i] = S(0);
-    grad_ctx<S, D> m{x, g};
+    grad_ctx<S, D, P> m{x, g};
+    if constexpr (detail::named<P>) {
+      S const lj = ps.template constrain<S>(x, m.cs);
+      if (detail::leads(m.tm)) m.lp = m.lp + lj;
+    }
     body(m);  // every let's destructor has run when body returns
+    if constexpr (detail::named<P>) ps.constrain_backward(x, m.cs, m.ca, g, detail::leads(m.tm));
     if (m.tm.size > 1)
       for (int i = 0; i < D; ++i) g[i] = team_sum(m.tm, g[i]);
     return -team_sum(m.tm, m.lp);
@@ -415,7 +458,8 @@ struct model_energy {
 };
 
 /// `model<D>(body)` (float) or `model<D, double>(body)`: the energy −log p of a body that adds
-/// log-density terms (see the file comment), with reverse-mode gradients.
+/// log-density terms (see the file comment) and reads its D parameters by index, with
+/// reverse-mode gradients.
 template <int D, class T = float, class Body>
 constexpr model_energy<T, D, Body> model(Body const& body) {
   static_assert(std::floating_point<T>, "ember::model<D, T>: T must be float or double");
@@ -423,12 +467,29 @@ constexpr model_energy<T, D, Body> model(Body const& body) {
   return {body};
 }
 
+/// `model<T>(params(...), body)`: the same with named, shaped, constrained parameters
+/// (ad/params.hpp); the body reads them with `m[handle]` in their constrained form and the
+/// dimension is their free coordinates'.
+template <class T = float, class... Q, class Body>
+constexpr model_energy<T, parameters<Q...>::free_dim, Body, parameters<Q...>> model(parameters<Q...> const& ps,
+                                                                                   Body const& body) {
+  static_assert(std::floating_point<T>, "ember::model<T>: T must be float or double");
+  return {body, ps};
+}
+
+/// `model<T>(body)` for a body that lists its parameters as a static member `params`.
+template <class T = float, class Body>
+  requires requires { Body::params; }
+constexpr auto model(Body const& body) {
+  return model<T>(Body::params, body);
+}
+
 /// The same model with forward-mode dual gradients (custom_energy's passes over the same body):
 /// the oracle reverse mode is tested against, and the fallback for bodies that reverse mode
 /// cannot express.
-template <class T, int D, class Body>
-constexpr auto model_duals(model_energy<T, D, Body> const& U) {
-  return callable_energy<T, D, detail::model_value<Body>>{{U.body}};
+template <class T, int D, class Body, class P>
+constexpr auto model_duals(model_energy<T, D, Body, P> const& U) {
+  return callable_energy<T, D, detail::model_value<Body, P>>{{U.body, U.ps}};
 }
 
 }  // namespace ember

@@ -96,6 +96,20 @@ struct summary_table {
   int apart_dim = 0;
   double apart_mean = 0, apart_distance = 0, apart_median = 0;
   std::vector<std::string> adaptation_warnings;  ///< the run's `adapted().warnings`, printed with the others
+  /// Each column's name where the result names them (`result::column_name`: a posterior in a
+  /// model's terms), else empty and the columns are "dim d".
+  std::vector<std::string> names;
+  std::string column(int d) const {  // unnamed: the index, right-aligned in 3 characters as before names
+    if (!names.empty()) return names[std::size_t(d)];
+    std::string n = std::to_string(d);
+    return n.size() < 3 ? std::string(3 - n.size(), ' ') + n : n;
+  }
+  int name_width() const {
+    std::size_t w = 3;
+    for (auto const& n : names) w = std::max(w, std::min<std::size_t>(n.size(), 60));
+    return int(w);
+  }
+  std::string label(int d) const { return names.empty() ? "dim " + std::to_string(d) : names[std::size_t(d)]; }
 
   std::int64_t live_chains() const { return chains - divergent_chains; }
   bool has_statistics() const { return live_chains() >= 1 && (from_draws ? kept >= 4 : live_chains() >= 2); }
@@ -154,9 +168,9 @@ struct summary_table {
       }
       if (bad_r) {
         std::snprintf(b, sizeof b,
-                      "WARNING: R-hat above 1.01 in %d of %d dimensions (largest %.4f, dim %d): the chains do not "
+                      "WARNING: R-hat above 1.01 in %d of %d dimensions (largest %.4f, %s): the chains do not "
                       "agree with each other, so they have not converged; run longer or start them better.",
-                      bad_r, D, dims[worst_r].rhat, worst_r);
+                      bad_r, D, dims[worst_r].rhat, label(worst_r).c_str());
         w.emplace_back(b);
       }
       if (over) {
@@ -169,20 +183,20 @@ struct summary_table {
       }
       if (low) {
         std::snprintf(b, sizeof b,
-                      "WARNING: bulk or tail ESS below 400 in %d of %d dimensions (lowest %.0f, dim %d): too few "
+                      "WARNING: bulk or tail ESS below 400 in %d of %d dimensions (lowest %.0f, %s): too few "
                       "effective draws for R-hat and the quantiles to be reliable; run longer.",
-                      low, D, std::min(dims[worst_low].ess, dims[worst_low].ess_tail), worst_low);
+                      low, D, std::min(dims[worst_low].ess, dims[worst_low].ess_tail), label(worst_low).c_str());
         w.emplace_back(b);
       }
       if (chains_apart > 0) {
         std::snprintf(b, sizeof b,
                       "WARNING: %lld of %lld chains sit apart from the others (the farthest %.1f within-chain sds from "
-                      "the median chain means, most in dim %d: a chain mean %.4g against %.4g): the chains explore "
+                      "the median chain means, most in %s: a chain mean %.4g against %.4g): the chains explore "
                       "separate regions (modes, "
                       "or places they cannot cross), and the share of chains in each is not its probability, so the "
                       "numbers above mix the regions in the wrong proportions. Look at the chains one by one; more "
                       "chains or a longer warm-up show how many regions there are, not their weights.",
-                      (long long)chains_apart, (long long)live_chains(), apart_distance, apart_dim, apart_mean,
+                      (long long)chains_apart, (long long)live_chains(), apart_distance, label(apart_dim).c_str(), apart_mean,
                       apart_median);
         w.emplace_back(b);
       }
@@ -229,18 +243,23 @@ struct summary_table {
       std::snprintf(line, sizeof line, "  statistics over %lld recorded draws of %lld non-divergent chains\n",
                     (long long)s.draws, (long long)s.live_chains());
       os << line;
-      os << "  dim        mean          sd        MCSE    ESS bulk    ESS tail  ESS (x-m)^2     R-hat\n";
+      int const w = s.name_width();
+      std::snprintf(line, sizeof line, "  %-*s %11s %11s %11s %11s %11s %12s %9s\n", w, s.names.empty() ? "dim" : "name",
+                    "mean", "sd", "MCSE", "ESS bulk", "ESS tail", "ESS (x-m)^2", "R-hat");
+      os << line;
       for (int d = 0; d < D; ++d) {
         auto const& r = s.dims[d];
-        std::snprintf(line, sizeof line, "  %3d %11.4f %11.4f %11.4f %11.0f %11.0f %12.0f %9.4f\n", d, r.mean, r.sd,
-                      r.mcse, r.ess, r.ess_tail, r.ess_sq, r.rhat);
+        std::snprintf(line, sizeof line, "  %-*s %11.4f %11.4f %11.4f %11.0f %11.0f %12.0f %9.4f\n", w, s.column(d).c_str(),
+                      r.mean, r.sd, r.mcse, r.ess, r.ess_tail, r.ess_sq, r.rhat);
         os << line;
       }
     } else {
+      int const w = s.name_width();
       os << "  statistics over final states (record() was not in the pipeline)\n";
-      os << "  dim        mean          sd\n";
+      std::snprintf(line, sizeof line, "  %-*s %11s %11s\n", w, s.names.empty() ? "dim" : "name", "mean", "sd");
+      os << line;
       for (int d = 0; d < D; ++d) {
-        std::snprintf(line, sizeof line, "  %3d %11.4f %11.4f\n", d, s.dims[d].mean, s.dims[d].sd);
+        std::snprintf(line, sizeof line, "  %-*s %11.4f %11.4f\n", w, s.column(d).c_str(), s.dims[d].mean, s.dims[d].sd);
         os << line;
       }
     }
@@ -340,6 +359,9 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
   s.acceptance_band = o.acceptance_band;
   s.harmonic_target = o.harmonic_target;
   if constexpr (requires { r.adapted().warnings; }) s.adaptation_warnings = r.adapted().warnings;
+  if constexpr (requires { r.variables(); r.column_name(0); })
+    if (!r.variables().empty())
+      for (int d = 0; d < D; ++d) s.names.push_back(r.column_name(d));
   auto const draws = r.samples();
   // Draw k of chain c in dimension d. Every index is in range here: result's view is read through
   // its pointer in the documented layout (result.hpp), without the index checks of its operator().

@@ -15,8 +15,11 @@
 ///  - upper bound b,   x = b − eʸ,            log J = y;
 ///  - interval (a, b), x = a + (b − a) σ(y),  log J = log(b − a) − softplus(y) − softplus(−y),
 ///                     dx/dy = (b − a) σ(y) σ(−y),  d log J/dy = 1 − 2σ(y).
-/// Built by `positive(U)`, `interval(U, a, b)` and `constrain(U, lower, upper)`.
-/// `ordered_energy` maps y to an increasing x: x₁ = y₁, xₖ = xₖ₋₁ + e^{yₖ}, log J = Σ_{k≥2} yₖ.
+/// Built by `positive(U)`, `interval(U, a, b)` and `constrain(U, lower, upper)` (`positive`,
+/// `lower(a)`, `upper(b)`, `bounded(a, b)` and `ordered` are the constraints of ad/params.hpp,
+/// which applied to an energy constrain every coordinate).
+/// `ordered_energy` maps y to an increasing x: x₁ = y₁, xₖ = xₖ₋₁ + e^{yₖ}, log J = Σ_{k≥2} yₖ
+/// (`ordered(U)`).
 /// Both give `constrain_point(y)` (draws back to x) and `unconstrain_point(x)` (start states).
 
 #include <ember/core/concepts.hpp>
@@ -153,13 +156,6 @@ constrained_energy<E> constrain(E const& U, vec<typename E::value_type, E::dim> 
   return c;
 }
 
-/// U on x > 0 in every coordinate: x = eʸ.
-template <DifferentiableEnergy E>
-constrained_energy<E> positive(E const& U) {
-  using T = typename E::value_type;
-  return constrain(U, filled<T, E::dim>(T(0)), filled<T, E::dim>(std::numeric_limits<T>::infinity()));
-}
-
 /// U on a < x < b in every coordinate: x = a + (b − a) σ(y).
 template <DifferentiableEnergy E>
 constrained_energy<E> interval(E const& U, double a, double b) {
@@ -229,11 +225,5 @@ struct ordered_energy {
     return u - logj;
   }
 };
-
-/// U on increasing vectors; see `ordered_energy`.
-template <DifferentiableEnergy E>
-ordered_energy<E> ordered(E const& U) {
-  return ordered_energy<E>{U};
-}
 
 }  // namespace ember

@@ -7,6 +7,7 @@
 /// | name | shape | dtype | what |
 /// | --- | --- | --- | --- |
 /// | `draws` | (C, K, D) | T | draw k of chain c: `draws[c, k, d] = samples()(k, c, d)`, ArviZ's (chain, draw, *shape) order; only with `record()` |
+/// | `<group>.<name>` | (C, K, *shape) | T | a posterior in a model's terms (posterior.hpp): one array per variable of `r.variables()`, e.g. `posterior.tau` (C, K), `posterior.theta` (C, K, 8), `posterior_predictive.y_rep`; only with `record()` |
 /// | `final_states` | (C, D) | T | each chain's last state |
 /// | `divergent` | (C,) | bool | chain went non-finite and was frozen |
 /// | `diverged_at` | (C,) | int64 | the transition at which it did (−1: its start state); −2 where `divergent` is false |
@@ -90,6 +91,20 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
       }
     });
   }
+
+  if constexpr (requires { r.variables(); })
+    if (!draws.empty())
+      for (auto const& v : r.variables()) {
+        std::vector<std::size_t> shape{C, K};
+        for (int e : v.shape) shape.push_back(std::size_t(e));
+        std::size_t const n = std::size_t(v.size);
+        z.add_streamed<T>(v.group + "." + v.name, shape, [&](T* buf, std::size_t first, std::size_t count) {
+          for (std::size_t e = first; e < first + count; ++e) {  // (c, k, i) of the variable's (C, K, n)
+            std::size_t const c = e / (K * n), k = (e / n) % K, i = e % n;
+            buf[e - first] = draws.unchecked(std::int64_t(k), std::int64_t(c), v.offset + int(i));
+          }
+        });
+      }
 
   auto const fin = r.final_states();
   std::vector<T> final_cd(C * Dz);
