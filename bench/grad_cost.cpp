@@ -146,6 +146,26 @@ void measure(char const* model, M const& U, H const& hand, unsigned seed, char c
       sink == 12345.f ? " " : "");
 }
 
+// --- hier_logit written by index (block<O, N>, m.positive), as before named parameters: the
+// named vocabulary (ad/params.hpp) against the same terms without it ------------------------------
+struct hier_logit_by_index {
+  ember::data_view<float> X, y, county, state;
+  template <class M>
+  void operator()(M& m) const {
+    using namespace ember;
+    constexpr block<3, 3> beta;
+    constexpr block<6, 6> u;
+    constexpr block<12, 48> z;
+    auto const s_state = m.positive(m[1]);
+    auto const s_county = m.positive(m[2]);
+    m.add(normal_lpdf(m[0], 0.0, 2.5));
+    m.add(normal_lpdf(s_state, 0.0, 1.0) + normal_lpdf(s_county, 0.0, 1.0));
+    m.add(normal_lpdf(m[beta], 0.0, 1.0) + normal_lpdf(m[u], 0.0, 1.0) + normal_lpdf(m[z], 0.0, 1.0));
+    auto const alpha = let<48>(m, [&](int j) { return m[0] + s_state * m[u][int(state.data[j])] + s_county * m[z][j]; });
+    m.add_rows(X.rows, [&](std::int64_t i) { return bernoulli_logit_lpmf(y.data[i], alpha[int(county.data[i])] + dot(X.row(i), m[beta])); });
+  }
+};
+
 // --- hier_logit: the hand-written gradient of the same posterior -----------------------------------
 
 struct hier_logit_hand {
@@ -293,6 +313,11 @@ int main(int argc, char** argv) {
                 max_gradient_difference(U, H, x), max_gradient_difference(ember::model_duals(U), H, x));
     measure<batch>("hier_logit", U, H, 1);
     measure<float>("hier_logit", U, H, 2);
+    auto const I = ember::model<60>(hier_logit_by_index{b.X, b.y, b.county, b.state});
+    std::printf("# hier_logit: named against by index, largest gradient difference / largest |g| %.1e\n",
+                max_gradient_difference(U, I, x));
+    measure<batch>("hier_logit", U, I, 1, "the same body by index");
+    measure<float>("hier_logit", U, I, 2, "the same body by index");
   }
   if (wanted(argc, argv, "logistic10")) {
     std::mt19937 gen(5);

@@ -21,3 +21,6 @@ if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz" >/dev/null 2
   python3 -m venv "$root/tools/.venv"
   "$root/tools/.venv/bin/pip" install -q --disable-pip-version-check numpy scipy arviz
 fi
+# ember's ArviZ loader (python/ember_arviz: `import ember_arviz`, `ember-npz-to-arviz run.npz`),
+# reinstalled each time so that it follows the tree.
+"$root/tools/.venv/bin/pip" install -q --disable-pip-version-check --no-deps --force-reinstall "$root/python"

@@ -33,6 +33,7 @@ FLOORS = [  # the first entry that matches a header's path gives its floor
     ("diagnostics/", 7),
     ("host_cache.hpp", 7),
     ("result.hpp", 7),
+    ("posterior.hpp", 7),  # a result in a model's terms
     ("sample_options.hpp", 7),
     ("run/", 8),
     ("sample.hpp", 9),

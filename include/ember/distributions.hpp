@@ -39,16 +39,25 @@
 /// | `bernoulli_logit_lpmf(y, η)` | yη − log(1 + e^η) | ∂η = y − σ(η) |
 /// | `binomial_logit_lpmf(k, n, η)` | log C(n, k) + kη − n log(1 + e^η) | ∂η = k − n σ(η) |
 /// | `poisson_log_lpmf(y, η)` | yη − e^η − log y! | ∂η = y − e^η |
+/// | `uniform_lpdf(x, a, b)` | −log(b − a) inside, −∞ outside | ∂a = 1/(b − a) |
+/// | `categorical_logit_lpmf(y, η)` (η a vector) | η_y − log Σ e^{ηₖ} | ∂ηₖ = [k = y] − softmaxₖ |
+/// | `ordered_logistic_lpmf(y, η, c)` (c a vector) | log(σ(η − c_{y−1}) − σ(η − c_y)) | through σ |
+/// | `multi_normal_cholesky_lpdf(y, μ, L)` | −½\|L⁻¹(y − μ)\|² − Σ log Lᵢᵢ − (K/2) log 2π | ∂μ = L⁻ᵀz |
+/// | `lkj_corr_cholesky_lpdf(L, η)` | Σᵢ (K − i − 1 + 2(η − 1)) log Lᵢᵢ − log c_K(η) | ∂Lᵢᵢ |
 /// (∂μ = −∂x for the location families.)
 
 #include <ember/ad/blocks.hpp>
 #include <ember/ad/node.hpp>
+#include <ember/data/data_view.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
 #include <ember/core/math.hpp>
 
 #include <cmath>
 #include <concepts>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -244,6 +253,44 @@ EMBER_HD EMBER_INLINE auto normal_lpdf(X const& x, M const& mu, G const& sigma) 
   } else {
     return detail::lpdf([](auto const&... a) { return normal_lpdf_partials(a...); }, x, mu, sigma);
   }
+}
+
+namespace detail {
+// The backward part of normal_lpdf over a block of N parameters with a constant μ and σ:
+// ∂/∂xₖ = −(xₖ − μ)/σ², from the block's values when the seed arrives (no N partials kept).
+template <class S, int N>
+struct normal_block_back {
+  S const* x;
+  S* adj;
+  double mu, inv_var;
+  template <class Seed>
+  EMBER_HD EMBER_INLINE void bwd(Seed const& s) const {
+    using T = element_t<S>;
+    for (int k = 0; k < N; ++k) impl::accumulate(adj[k], impl::seed_times(s, (S(T(mu)) - x[k]) * S(T(inv_var))));
+  }
+};
+}  // namespace detail
+
+/// Σₖ normal_lpdf(xₖ, μ, σ) over a block or vector parameter (`m[z]`) with constant μ and σ: an
+/// iid prior in one term, one node in reverse mode.
+template <class S, int N, class M, class G>
+  requires(std::is_arithmetic_v<M> && std::is_arithmetic_v<G>)
+EMBER_HD EMBER_INLINE S normal_lpdf(block_values<S, N> const& x, M const& mu, G const& sigma) {
+  using T = element_t<S>;
+  double const inv = 1.0 / double(sigma);
+  S q = S(0);
+  for (int k = 0; k < N; ++k) {
+    S const z = (x[k] - S(T(mu))) * S(T(inv));
+    q = q + z * z;
+  }
+  return S(T(-0.5)) * q - S(T(double(N) * (log(double(sigma)) + detail::half_log_two_pi)));
+}
+template <class S, int N, class M, class G>
+  requires(std::is_arithmetic_v<M> && std::is_arithmetic_v<G>)
+EMBER_HD EMBER_INLINE ad::expr<S, detail::normal_block_back<S, N>> normal_lpdf(block_vars<S, N> const& x, M const& mu,
+                                                                                G const& sigma) {
+  double const inv = 1.0 / double(sigma);
+  return {normal_lpdf(block_values<S, N>{x.x}, mu, sigma), {x.x, x.g, double(mu), inv * inv}};
 }
 
 template <class S>
@@ -472,6 +519,168 @@ EMBER_HD EMBER_INLINE ad::expr<S, detail::lkj_back<S, K>> lkj_corr_cholesky_lpdf
     e.b.d[i - 1] = c / l;
   }
   return e;
+}
+
+namespace detail {
+// log Σₖ e^{aₖ} of plain values, shifted by the largest.
+template <class S, class... A>
+EMBER_HD EMBER_INLINE S log_sum_exp_of(A const&... a) {
+  S m = S(-HUGE_VAL);
+  ((m = max(m, a)), ...);
+  S s = S(0);
+  ((s = s + exp(a - m)), ...);
+  return m + log(s);
+}
+// Category y of n (0 … n − 1), refused on the host outside that range or not a whole number
+// (categories count from 0: Stan's from 1 would shift every one and read past the last).
+template <class Y>
+EMBER_HD EMBER_INLINE int category(Y const& y, int n) {
+  int const c = int(y);
+#if !defined(__CUDA_ARCH__)
+  if (!(c >= 0 && c < n && double(c) == double(y)))
+  {
+    char b[160];
+    std::snprintf(b, sizeof b, "ember: category %g is not one of 0 ... %d (categorical_logit_lpmf, ordered_logistic_lpmf count categories from 0)",
+                  double(y), n - 1);
+    throw std::invalid_argument(b);
+  }
+#endif
+  return c;
+}
+}  // namespace detail
+
+/// categorical_logit(y | η) = η_y − log Σₖ e^{ηₖ} for a category y ∈ {0, …, K − 1} (data) and K
+/// logits; ∂η_k = [k = y] − softmax(η)ₖ. `categorical_logit_lpmf(y, m[eta])` takes a vector
+/// parameter or a `let<K>`.
+template <class S, class Y, class... E>
+EMBER_HD EMBER_INLINE lpdf_partials<S, sizeof...(E)> categorical_logit_lpmf_partials(Y const& y, E const&... eta) {
+  constexpr int K = int(sizeof...(E));
+  S const e[K] = {eta...};
+  S const lse = detail::log_sum_exp_of<S>(eta...);
+  int const c = detail::category(y, K);
+  lpdf_partials<S, K> p;
+  p.value = e[c] - lse;
+  for (int k = 0; k < K; ++k) p.d[k] = (k == c ? S(1) : S(0)) - exp(e[k] - lse);
+  return p;
+}
+template <class Y, class V>
+  requires requires { V::size(); }
+EMBER_HD EMBER_INLINE auto categorical_logit_lpmf(Y const& y, V const& eta) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return detail::lpdf(
+        [&y](auto const&... e) {
+          using S = std::common_type_t<std::remove_cvref_t<decltype(e)>...>;
+          return categorical_logit_lpmf_partials<S>(y, e...);
+        },
+        eta[int(I)]...);
+  }(std::make_index_sequence<std::size_t(V::size())>{});
+}
+
+/// ordered_logistic(y | η, c) for a category y ∈ {0, …, K} (data) and K increasing cutpoints c (an
+/// `ordered` parameter): P(y = 0) = 1 − σ(η − c₀), P(y = k) = σ(η − c_{k−1}) − σ(η − c_k),
+/// P(y = K) = σ(η − c_{K−1}); Stan's ordered_logistic with categories from 0.
+template <class S, class Y, class... C>
+EMBER_HD EMBER_INLINE lpdf_partials<S, 1 + sizeof...(C)> ordered_logistic_lpmf_partials(Y const& y, S const& eta, C const&... cut) {
+  constexpr int K = int(sizeof...(C));
+  S const c[K] = {cut...};
+  int const k = detail::category(y, K + 1);
+  lpdf_partials<S, K + 1> p;
+  for (auto& d : p.d) d = S(0);
+  if (k == 0) {  // log(1 − σ(η − c₀)) = log σ(c₀ − η)
+    S const a = eta - c[0], s = sigmoid(a);
+    p.value = -softplus(a);
+    p.d[0] = -s;
+    p.d[1] = s;
+  } else if (k == K) {  // log σ(η − c_{K−1})
+    S const a = eta - c[K - 1], t = sigmoid(-a);
+    p.value = -softplus(-a);
+    p.d[0] = t;
+    p.d[K] = -t;
+  } else {  // log(σ(a) − σ(b)), a = η − c_{k−1} > b = η − c_k: log σ(a) + log σ(−b) + log(1 − e^{b − a})
+    S const a = eta - c[k - 1], b = eta - c[k];
+    S const sa = sigmoid(a), sb = sigmoid(b), e = exp(b - a);
+    p.value = -softplus(-a) - softplus(b) + log1p(-e);
+    // d/da log(σ(a) − σ(b)) = 1 − σ(a) − 1/(e^{a−b} − 1); d/db = −σ(b) − 1/(e^{a−b} − 1)... written
+    // through r = e^{b−a}/(1 − e^{b−a}) = 1/(e^{a−b} − 1).
+    S const r = e / (S(1) - e);
+    S const da = S(1) - sa + r, db = -sb - r;
+    p.d[0] = da + db;
+    p.d[k] = -da;
+    p.d[k + 1] = -db;
+  }
+  return p;
+}
+template <class Y, class E, class V>
+  requires requires { V::size(); }
+EMBER_HD EMBER_INLINE auto ordered_logistic_lpmf(Y const& y, E const& eta, V const& cut) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return detail::lpdf(
+        [&y](auto const& e, auto const&... c) {
+          using S = std::common_type_t<std::remove_cvref_t<decltype(e)>, std::remove_cvref_t<decltype(c)>...>;
+          return ordered_logistic_lpmf_partials<S>(y, S(e), c...);
+        },
+        eta, cut[int(I)]...);
+  }(std::make_index_sequence<std::size_t(V::size())>{});
+}
+
+namespace detail {
+// Entry t of a K×K lower triangle, row by row: (i, j) with t = i(i + 1)/2 + j.
+constexpr int tri_row(int t) {
+  int i = 0;
+  while ((i + 1) * (i + 2) / 2 <= t) ++i;
+  return i;
+}
+constexpr int tri_col(int t) { return t - tri_row(t) * (tri_row(t) + 1) / 2; }
+}  // namespace detail
+
+/// multi_normal_cholesky(y | μ, L) = −½|z|² − Σᵢ log Lᵢᵢ − (K/2) log 2π, z = L⁻¹(y − μ), for a
+/// data vector y (K values: a view's row), a mean μ (a vector parameter, a `let<K>`, or data in a
+/// block) and the lower Cholesky factor L of the covariance (a K×K matrix parameter or
+/// `as_matrix<K, K>(let)`; only its lower triangle is read). With w = L⁻ᵀz: ∂μ = w,
+/// ∂Lᵢⱼ = wᵢzⱼ − [i = j]/Lᵢᵢ.
+template <class S, int K, class Y, class... A>
+EMBER_HD EMBER_INLINE lpdf_partials<S, int(sizeof...(A))> multi_normal_cholesky_lpdf_partials(Y const& y, A const&... a) {
+  static_assert(int(sizeof...(A)) == K + K * (K + 1) / 2, "ember::multi_normal_cholesky_lpdf: K means and K(K + 1)/2 factor entries");
+  using T = element_t<S>;
+  S const v[] = {a...};
+  S const* mu = v;
+  S const* L = v + K;  // L(i, j) = L[i(i + 1)/2 + j]
+  S z[K], w[K];
+  lpdf_partials<S, int(sizeof...(A))> p;
+  S q = S(0), logdet = S(0);
+  for (int i = 0; i < K; ++i) {
+    S r = S(T(y[i])) - mu[i];
+    for (int j = 0; j < i; ++j) r = r - L[i * (i + 1) / 2 + j] * z[j];
+    z[i] = r / L[i * (i + 1) / 2 + i];
+    q = q + z[i] * z[i];
+    logdet = logdet + log(L[i * (i + 1) / 2 + i]);
+  }
+  for (int i = K - 1; i >= 0; --i) {
+    S r = z[i];
+    for (int j = i + 1; j < K; ++j) r = r - L[j * (j + 1) / 2 + i] * w[j];
+    w[i] = r / L[i * (i + 1) / 2 + i];
+  }
+  p.value = S(T(-0.5)) * q - logdet - S(T(double(K) * detail::half_log_two_pi));
+  for (int i = 0; i < K; ++i) {
+    p.d[i] = w[i];
+    for (int j = 0; j <= i; ++j) p.d[K + i * (i + 1) / 2 + j] = w[i] * z[j] - (i == j ? S(1) / L[i * (i + 1) / 2 + i] : S(0));
+  }
+  return p;
+}
+template <class Y, class Mu, class Lm>
+  requires requires { Mu::size(); Lm::rows; }
+EMBER_HD EMBER_INLINE auto multi_normal_cholesky_lpdf(Y const& y, Mu const& mu, Lm const& L) {
+  constexpr int K = Mu::size();
+  static_assert(Lm::rows == K && Lm::cols == K, "ember::multi_normal_cholesky_lpdf: L must be K x K for a mean of K");
+  if constexpr (requires { y.cols; }) detail::require_row_length(y.cols, K);
+  return [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>, std::index_sequence<J...>) {
+    return detail::lpdf(
+        [&y](auto const&... e) {
+          using S = std::common_type_t<std::remove_cvref_t<decltype(e)>...>;
+          return multi_normal_cholesky_lpdf_partials<S, K>(y, e...);
+        },
+        mu[int(I)]..., L(detail::tri_row(int(J)), detail::tri_col(int(J)))...);
+  }(std::make_index_sequence<std::size_t(K)>{}, std::make_index_sequence<std::size_t(K * (K + 1) / 2)>{});
 }
 
 }  // namespace ember

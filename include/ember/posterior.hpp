@@ -17,7 +17,8 @@
 /// `predictive<"name", extents...>(f)` (group `posterior_predictive`), where
 /// `f(p, rng, out)` reads the draw's parameters as a model body does (`p[tau]`, `p[theta][j]`),
 /// draws random numbers from `rng` (a `draw_rng`: the stream of (seed, chain, draw)) and writes
-/// its values into `out` (a `std::span<double>` of the quantity's size, row by row).
+/// its values into `out` (a `std::span<double>` of the quantity's size, row by row). Chains run in
+/// parallel (OpenMP), so `f` must be safe to call from several threads at once (read-only captures).
 
 #include <ember/ad/model.hpp>
 #include <ember/core/rng.hpp>
@@ -46,7 +47,7 @@ class draw_rng {
   /// A uniform in (0, 1].
   double uniform() {
     if (next_ == 4) {
-      u_ = r_.uniform_from<4>(purpose(std::uint32_t(purpose::user) + 1), block_++);
+      u_ = r_.uniform_from<4>(purpose::derived, block_++);
       next_ = 0;
     }
     return u_[next_++];
@@ -72,7 +73,7 @@ class draw_rng {
   /// generating Poisson random variables", Insurance: Mathematics and Economics 12, 1993).
   double poisson(double lambda) {
     if (!(lambda >= 0) || !std::isfinite(lambda))
-      throw std::invalid_argument("ember::draw_rng::poisson: the mean must be finite and >= 0, got " + std::to_string(lambda));
+      throw std::invalid_argument(std::string("ember::draw_rng::poisson: the mean must be finite and >= 0, got ").append(std::to_string(lambda)));
     if (lambda < 10) {
       double const l = std::exp(-lambda);
       double k = 0, prod = uniform();
@@ -142,9 +143,9 @@ variable variable_of(int offset, char const* group) {
 template <class T, int D, class P, class... G>
 void model_terms(P const& ps, vec<double, D> const& y, std::uint64_t seed, std::uint32_t chain, std::uint32_t draw,
                  T* out, G const&... g) {
-  double values[P::size];
-  ps.template values<double>(y, values);
-  for (int i = 0; i < P::size; ++i) out[i] = T(values[i]);
+  std::vector<double> values(static_cast<std::size_t>(P::size));  // on the heap: a worker thread's stack is small
+  ps.template values<double>(y, values.data());
+  for (int i = 0; i < P::size; ++i) out[i] = T(values[std::size_t(i)]);
   if constexpr (sizeof...(G) > 0) {
     value_ctx<double, D, P> p{y};
     (void)ps.template constrain<double>(y, p.cs);
@@ -152,10 +153,9 @@ void model_terms(P const& ps, vec<double, D> const& y, std::uint64_t seed, std::
     int o = P::size;
     (
         [&] {
-          double buf[G::size];
-          for (auto& b : buf) b = std::numeric_limits<double>::quiet_NaN();
-          g.f(std::as_const(p), rng, std::span<double>(buf, G::size));
-          for (int i = 0; i < G::size; ++i) out[o + i] = T(buf[i]);
+          std::vector<double> buf(static_cast<std::size_t>(G::size), std::numeric_limits<double>::quiet_NaN());
+          g.f(std::as_const(p), rng, std::span<double>(buf));
+          for (int i = 0; i < G::size; ++i) out[o + i] = T(buf[std::size_t(i)]);
           o += G::size;
         }(),
         ...);
@@ -210,16 +210,16 @@ result<T, P::size + (0 + ... + G::size)> posterior(result<T, D> const& r, model_
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = 0; c < chains; ++c) {
     try {
-      T row[C];
+      std::vector<T> row(static_cast<std::size_t>(C));
       vec<double, D> y;
       for (std::int64_t k = 0; k < kept; ++k) {
         for (int d = 0; d < D; ++d) y[d] = double(draws.unchecked(k, c, d));
-        detail::model_terms<T, D>(U.ps, y, o.seed, std::uint32_t(c), std::uint32_t(k), row, g...);
-        for (int d = 0; d < C; ++d) out.samples_[std::size_t((k * C + d) * chains + c)] = row[d];
+        detail::model_terms<T, D>(U.ps, y, o.seed, std::uint32_t(c), std::uint32_t(k), row.data(), g...);
+        for (int d = 0; d < C; ++d) out.samples_[std::size_t((k * C + d) * chains + c)] = row[std::size_t(d)];
       }
       for (int d = 0; d < D; ++d) y[d] = double(r.final_[std::size_t(d * chains + c)]);
-      detail::model_terms<T, D>(U.ps, y, o.seed, std::uint32_t(c), std::uint32_t(r.kept()), row, g...);
-      for (int d = 0; d < C; ++d) out.final_[std::size_t(d * chains + c)] = row[d];
+      detail::model_terms<T, D>(U.ps, y, o.seed, std::uint32_t(c), std::uint32_t(r.kept()), row.data(), g...);
+      for (int d = 0; d < C; ++d) out.final_[std::size_t(d * chains + c)] = row[std::size_t(d)];
     } catch (...) {
 #pragma omp critical(ember_posterior)
       if (!failed) failed = std::current_exception();

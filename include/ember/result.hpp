@@ -131,12 +131,15 @@ class result {
       int rest = d - v.offset, stride = v.size;
       for (std::size_t a = 0; a < v.shape.size(); ++a) {
         stride /= v.shape[a];
-        s += (a ? "," : "") + std::to_string(rest / stride);
+        if (a) s += ',';
+        s += std::to_string(rest / stride);
         rest %= stride;
       }
       return s + "]";
     }
-    return "x[" + std::to_string(d) + "]";
+    std::string s = "x[";  // appended, not "x[" + string&&: GCC 12's -Wrestrict misfires there (PR 105329)
+    s += std::to_string(d);
+    return s + "]";
   }
   /// Whether chain c went non-finite (and was frozen at its last finite state).
   bool divergent(std::int64_t c) const {

@@ -33,10 +33,14 @@ def load(path, live_only=False, coords=None, dims=None):
         if name and group in groups:
             groups[group][name] = run[key]
     if not groups["posterior"]:
+        if "draws" not in run.files:
+            raise ValueError(f"{path} has no draws: the run had no record() stage (only final states)")
         groups["posterior"]["x"] = run["draws"]
         dims = {"x": ["dim"], **(dims or {})}
     keep = ~divergent if live_only else np.ones_like(divergent)
     groups = {g: {k: v[keep] for k, v in vs.items()} for g, vs in groups.items()}
+    if not groups["posterior"]:
+        raise ValueError(f"{path} has no draws: the run had no record() stage (only final states)")
     kept = next(iter(groups["posterior"].values())).shape[1]
     return az.from_dict(
         posterior=groups["posterior"],

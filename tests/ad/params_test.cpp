@@ -18,11 +18,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <sstream>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -329,8 +332,116 @@ TEST_CASE("lkj_corr_cholesky_lpdf is LKJ's normalised density; uniform_lpdf is -
   CHECK(ember::uniform_lpdf(0.5, 0.0, 2.0) == -std::log(2.0));
 }
 
+TEST_CASE("a category outside 0 ... K - 1 is refused", "[params]") {
+  double eta[3] = {0.1, 0.2, 0.3}, cut[2] = {-1.0, 1.0};
+  ember::block_values<double, 3> const e{eta};
+  ember::block_values<double, 2> const c{cut};
+  CHECK(ember_test::message_of([&] { (void)ember::categorical_logit_lpmf(3, e); }).find("category 3") != std::string::npos);
+  CHECK(ember_test::message_of([&] { (void)ember::categorical_logit_lpmf(-1, e); }).find("is not one of 0 ... 2") != std::string::npos);
+  CHECK(ember_test::message_of([&] { (void)ember::categorical_logit_lpmf(1.5, e); }).find("category 1.5") != std::string::npos);
+  CHECK(ember_test::message_of([&] { (void)ember::ordered_logistic_lpmf(3, 0.5, c); }).find("is not one of 0 ... 2") != std::string::npos);
+  CHECK_NOTHROW(ember::ordered_logistic_lpmf(2, 0.5, c));
+}
+
 TEST_CASE("bounds that cannot hold are refused before any work", "[params]") {
   CHECK(ember_test::message_of([] { (void)ember::bounded(2.0, 1.0); }).find("lo must be below hi") != std::string::npos);
   double const inf = std::numeric_limits<double>::infinity();
   CHECK(ember_test::message_of([&] { (void)ember::bounded(0.0, inf); }).find("both finite") != std::string::npos);
+}
+
+namespace {
+struct regression_body {
+  static constexpr auto beta = ember::param<"beta", 2>();
+  static constexpr auto params = ember::params(beta);
+  ember::data_view<double> X, y;
+  template <class M>
+  void operator()(M& m) const {
+    m.add(ember::normal_lpdf(m[beta], 0.0, 1.0));
+    m.add_rows(y.rows, [&](std::int64_t i) { return ember::normal_lpdf(y.data[i], ember::dot(X.row(i), m[beta]), 1.0); });
+  }
+  template <class F>
+  void for_each_view(F&& f) {
+    f(X);
+    f(y);
+  }
+};
+}  // namespace
+
+TEST_CASE("a data row whose length is not its parameter's is refused before any work", "[params]") {
+  ember::dataset<double> const X(std::vector<double>(12, 0.5), 4, 3), y(std::vector<double>(4, 1.0), 4, 1);
+  auto const U = ember::model<double>(regression_body{X.view(), y.view()});
+  auto const msg = ember_test::message_of([&] { (void)ember::sample(ember::chees_hmc(U), {.chains = 8, .steps = 10, .seed = 1}); });
+  CHECK(msg.find("ember: a data row of 3 values where 2 are needed") != std::string::npos);
+  ember::dataset<double> const X2(std::vector<double>(8, 0.5), 4, 2);
+  auto const V = ember::model<double>(regression_body{X2.view(), y.view()});
+  CHECK_NOTHROW(ember::sample(ember::chees_hmc(V), {.chains = 8, .steps = 10, .seed = 1}));
+}
+
+namespace {
+// The vector log-densities in one body: logits and cutpoints from parameters, a covariance factor
+// built in a let (σ times a correlation factor), data rows.
+struct vector_lpdfs {
+  static constexpr auto eta = ember::param<"eta", 4>();
+  static constexpr auto c = ember::param<"c", 3>(ember::ordered);
+  static constexpr auto g = ember::param<"g">();
+  static constexpr auto mu = ember::param<"mu", 3>();
+  static constexpr auto L = ember::param<"L", 3, 3>(ember::cholesky_corr);
+  static constexpr auto sigma = ember::param<"sigma", 3>(ember::positive);
+  static constexpr auto params = ember::params(eta, c, g, mu, L, sigma);
+  double y[2][3] = {{0.4, -1.0, 2.0}, {-0.3, 0.2, 0.9}};
+
+  template <class M>
+  void operator()(M& m) const {
+    m.add(ember::normal_lpdf(m[eta], 0.0, 1.0) + ember::normal_lpdf(m[c], 0.0, 3.0) + ember::normal_lpdf(m[g], 0.0, 1.0));
+    m.add(ember::normal_lpdf(m[mu], 0.0, 1.0) + ember::lkj_corr_cholesky_lpdf(m[L], 2.0));
+    for (int k = 0; k < 3; ++k) m.add(ember::lognormal_lpdf(m[sigma][k], 0.0, 1.0));
+    for (int k = 0; k < 4; ++k) m.add(ember::categorical_logit_lpmf(k, m[eta]));
+    m.add_rows(8, [&](std::int64_t i) { return ember::ordered_logistic_lpmf(double(i % 4), m[g] * (0.2 * double(i)), m[c]); });
+    auto const Lcov = ember::let<9>(m, [&](int t) { return m[sigma][t / 3] * m[L](t / 3, t % 3); });
+    for (auto const& row : y) m.add(ember::multi_normal_cholesky_lpdf(row, m[mu], ember::as_matrix<3, 3>(Lcov.block())));
+  }
+};
+}  // namespace
+
+TEST_CASE("categorical_logit, ordered_logistic and multi_normal_cholesky in a model: reverse against duals and differences", "[params]") {
+  auto const U = ember::model<double>(vector_lpdfs{});
+  constexpr int D = decltype(U)::dim;
+  STATIC_REQUIRE(D == 4 + 3 + 1 + 3 + 3 + 3);
+  auto const V = ember::model_duals(U);
+  double const eps = std::numeric_limits<double>::epsilon();
+  for (int k = 0; k < 4; ++k) {
+    auto const x = ember_test::test_point<double, D>(std::uint64_t(20 + k), -1, 1);
+    vec<double, D> g, gd;
+    double const u = U.value_and_grad(x, g), ud = V.value_and_grad(x, gd);
+    // The same partials in another order; the terms (8 rows, 2 multivariate rows with z ≤ 10) stay
+    // below 200 in magnitude at these points.
+    double const tol = 64 * eps * 200;
+    CHECK(std::abs(u - ud) <= tol);
+    for (int i = 0; i < D; ++i) {
+      INFO("point " << k << ", coordinate " << i << ": reverse " << g[i] << ", duals " << gd[i]);
+      CHECK(std::abs(g[i] - gd[i]) <= tol);
+    }
+  }
+  // Third derivatives: e^{3y} of σ through 1/σ² of the multivariate rows, |y| ≤ 1: 1e3 covers them.
+  ember_test::check_gradient_on_box(U, 3, -1, 1, {1e3, 200.0});
+}
+
+TEST_CASE("a model with named parameters resumes from a checkpoint bitwise", "[params][checkpoint]") {
+  auto const U = ember::model<double>(every_constraint{});
+  auto const pipe = ember::chees_hmc(U, {.warmup = 100}) | ember::record();
+  ember::sample_options<double, 18> const opt{.chains = 9, .seed = 8, .progress = false};
+  std::string const path = "params_test_checkpoint.ember";
+  {
+    auto r = ember::start(pipe, opt);
+    r.advance(70);
+    r.save(path);
+  }
+  auto resumed = decltype(ember::start(pipe, opt))::load(pipe, path);
+  resumed.advance(80);
+  auto whole = ember::start(pipe, opt);
+  whole.advance(150);
+  auto const a = resumed.result(), b = whole.result();
+  REQUIRE(a.samples().data().size() == b.samples().data().size());
+  CHECK(std::memcmp(a.samples().data().data(), b.samples().data().data(), a.samples().data().size() * sizeof(double)) == 0);
+  std::remove(path.c_str());
 }

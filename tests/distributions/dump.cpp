@@ -3,6 +3,7 @@
 #include <ember/distributions.hpp>
 
 #include <cstdio>
+#include <string>
 
 namespace {
 void line(char const* f, double a, double b, double c, double v) {
@@ -10,6 +11,20 @@ void line(char const* f, double a, double b, double c, double v) {
 }
 void line4(char const* f, double a, double b, double c, double d, double v) {
   std::printf("{\"f\": \"%s\", \"args\": [%.17g, %.17g, %.17g, %.17g], \"value\": %.17g}\n", f, a, b, c, d, v);
+}
+// A line whose arguments are JSON values written by the caller (numbers or arrays).
+void linej(char const* f, std::string const& args, double v) {
+  std::printf("{\"f\": \"%s\", \"args\": [%s], \"value\": %.17g}\n", f, args.c_str(), v);
+}
+template <int N>
+std::string json(double const (&a)[N]) {
+  std::string s = "[";
+  char b[32];
+  for (int i = 0; i < N; ++i) {
+    std::snprintf(b, sizeof b, "%s%.17g", i ? ", " : "", a[i]);
+    s += b;
+  }
+  return s + "]";
 }
 }  // namespace
 
@@ -53,4 +68,21 @@ int main() {
     for (int y : {0, 1, 6, 30})
       for (double phi : {0.4, 2.0, 50.0}) line("neg_binomial_2_log", y, eta, phi, ember::neg_binomial_2_log_lpmf(y, eta, phi));
   }
+  // Vector arguments: categorical logits, ordered cutpoints, a mean and a Cholesky factor.
+  double eta[4] = {0.1, -0.5, 1.2, 0.3}, cut[3] = {-1.0, 0.5, 2.0};
+  ember::block_values<double, 4> const eb{eta};
+  ember::block_values<double, 3> const cb{cut};
+  for (int y = 0; y < 4; ++y) linej("categorical_logit", std::to_string(y) + ", " + json(eta), ember::categorical_logit_lpmf(y, eb));
+  for (double e : {-2.0, 0.7, 3.5})
+    for (int y = 0; y < 4; ++y) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%d, %.17g, ", y, e);
+      linej("ordered_logistic", b + json(cut), ember::ordered_logistic_lpmf(y, e, cb));
+    }
+  double mu[3] = {0.1, 0.2, -0.3}, L[9] = {1.5, 0, 0, 0.3, 0.8, 0, -0.2, 0.4, 1.1};
+  ember::block_values<double, 3> const mb{mu};
+  auto const Lm = ember::as_matrix<3, 3>(ember::block_values<double, 9>{L});
+  double ys[3][3] = {{0.4, -1.0, 2.0}, {0.0, 0.0, 0.0}, {-3.0, 1.5, 0.2}};
+  for (auto const& y : ys)
+    linej("multi_normal_cholesky", json(y) + ", " + json(mu) + ", " + json(L), ember::multi_normal_cholesky_lpdf(y, mb, Lm));
 }

@@ -36,6 +36,13 @@ REFERENCE = {
     "beta": lambda x, a, b: stats.beta.logpdf(x, a, b),
     "uniform": lambda x, a, b: stats.uniform.logpdf(x, loc=a, scale=b - a),
     "neg_binomial_2_log": lambda y, eta, phi: stats.nbinom.logpmf(int(y), phi, phi / (np.exp(eta) + phi)),
+    "categorical_logit": lambda y, eta: eta[int(y)] - special.logsumexp(eta),
+    "ordered_logistic": lambda y, eta, c: np.log(
+        np.diff(np.concatenate([[0.0], expit(np.asarray(c) - eta), [1.0]]))[int(y)]
+    ),
+    "multi_normal_cholesky": lambda y, mu, L: stats.multivariate_normal.logpdf(
+        y, mu, np.asarray(L).reshape(len(mu), len(mu)) @ np.asarray(L).reshape(len(mu), len(mu)).T
+    ),
     "log_gamma": lambda x, _a, _b: special.gammaln(x),
     "digamma": lambda x, _a, _b: special.digamma(x),
 }

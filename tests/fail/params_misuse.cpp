@@ -12,6 +12,12 @@ struct body {
     m.add(ember::normal_lpdf(m[mu], 0.0, 1.0));
   }
 };
+struct by_index {
+  template <class M>
+  void operator()(M& m) const {
+    m.add(ember::normal_lpdf(m[0], 0.0, 1.0));
+  }
+};
 }  // namespace
 
 int main() {
@@ -32,6 +38,10 @@ int main() {
 #elif defined(EMBER_FAIL_CHOLESKY_NOT_SQUARE)
   constexpr auto L = ember::param<"L", 3, 2>(ember::cholesky_corr);
   (void)L;
+#elif defined(EMBER_FAIL_INDEX_IN_NAMED)
+  auto U = ember::model<double>(ember::params(mu), by_index{});
+  ember::vec<double, 1> x{{0.5}};
+  (void)U.value(x);
 #elif defined(EMBER_FAIL_NAME)
   constexpr auto s = ember::param<"sigma state">(ember::positive);
   (void)s;

@@ -43,4 +43,11 @@ struct matrix_view {
   EMBER_HD EMBER_INLINE auto operator()(int i, int j) const { return b[i * C + j]; }
 };
 
+/// A block of R·C values as an R×C matrix, row by row: `as_matrix<3, 3>(Lcov.block())`.
+template <int R, int C, class Block>
+EMBER_HD EMBER_INLINE matrix_view<Block, R, C> as_matrix(Block const& b) {
+  static_assert(Block::size() == R * C, "ember::as_matrix<R, C>: the block must hold R * C values");
+  return {b};
+}
+
 }  // namespace ember

@@ -34,17 +34,23 @@
 #include <ember/core/dual.hpp>
 #include <ember/core/team.hpp>
 #include <ember/core/vec.hpp>
+#include <ember/data/data_view.hpp>
 #include <ember/energy/custom_energy.hpp>
 #include <ember/energy/for_each_view.hpp>
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
 namespace ember {
 
 namespace detail {
+// Whether a model has named parameters (a `parameters<...>`, not `no_params`).
+template <class P>
+inline constexpr bool named = !std::is_same_v<P, no_params>;
+
 // The index in P of the parameter a body reads, or one sentence at compile time.
 template <class P, class Q>
 consteval int param_index() {
@@ -134,7 +140,9 @@ EMBER_HD EMBER_INLINE S as_scalar(V const& t) {
 
 /// Σₖ rowₖ θₖ for a data row (K values) and a block of K parameters: a regression's linear
 /// predictor, one node in reverse mode (its backward pass adds s·rowₖ to each θₖ's adjoint, so
-/// the row must be data that outlives the term, a view's row, not a local array).
+/// the row must be data that outlives the term, a view's row, not a local array). A view's row
+/// (`X.row(i)`) of another length than K is refused (on the host, where the CPU backends' check
+/// of the energy before a run meets it first).
 template <class T, class S, int K>
   requires std::is_arithmetic_v<T>
 EMBER_HD EMBER_INLINE S dot(T const* row, block_values<S, K> const& b) {
@@ -154,6 +162,11 @@ EMBER_HD EMBER_INLINE ad::expr<S, ad::dot_back<S, T, K>> dot(T const* row, block
   for (int k = 1; k < K; ++k) r = fmadd(b.x[k], detail::data_as<S>(row[k]), r);
   return {r, {row, b.g}};
 }
+template <class T, class Block>
+EMBER_HD EMBER_INLINE auto dot(data_row<T> const& row, Block const& b) {
+  detail::require_row_length(row.cols, Block::size());
+  return dot(row.values, b);
+}
 
 /// The context a model's body runs in for its value (S plain, or dual for forward gradients).
 /// With named parameters (P a `parameters<...>`), `cs` holds the constrained ones' values.
@@ -168,17 +181,21 @@ struct value_ctx {
   team tm = team_for<S>();
   S cs[P::stored > 0 ? P::stored : 1]{};  ///< the constrained parameters' values (ad/params.hpp)
 
-  EMBER_HD EMBER_INLINE S const& operator[](int i) const { return x[i]; }
+  EMBER_HD EMBER_INLINE S const& operator[](int i) const {
+    static_assert(!detail::named<P>, "ember::model: a model with named parameters reads them by name (m[tau]), not by index or block");
+    return x[i];
+  }
   /// A named parameter, in its constrained form.
-  template <fixed_string N, class C, int... E>
-  EMBER_HD EMBER_INLINE auto operator[](parameter<N, C, E...> const&) const {
-    using Q = parameter<N, C, E...>;
+  template <class Q>
+    requires detail::is_parameter<Q>
+  EMBER_HD EMBER_INLINE auto operator[](Q) const {  // by value: a static constexpr handle is not odr-used (device code)
     constexpr int i = detail::param_index<P, Q>();
     S const* p = Q::is_real ? &x[P::free_offset(i)] : &cs[P::stored_offset(i)];
     return detail::param_view<Q>(block_values<S, Q::size>{p});
   }
   template <int O, int N>
   EMBER_HD EMBER_INLINE block_values<S, N> operator[](block<O, N>) const {
+    static_assert(!detail::named<P>, "ember::model: a model with named parameters reads them by name (m[tau]), not by index or block");
     static_assert(O + N <= D, "ember::model: a block reaches past the model's dimension D");
     return {&x[O]};
   }
@@ -214,6 +231,9 @@ struct value_ctx {
     let_array& operator=(let_array const&) = delete;
     EMBER_HD EMBER_INLINE S const& operator[](int j) const& { return v[j]; }
     S const& operator[](int j) const&& = delete;
+    static constexpr int size() { return N; }
+    /// The N values as a block, for log-densities that take vectors (`as_matrix<R, C>(let.block())`).
+    EMBER_HD EMBER_INLINE block_values<S, N> block() const& { return {v}; }
   };
 };
 
@@ -233,10 +253,13 @@ struct grad_ctx {
   S cs[P::stored > 0 ? P::stored : 1]{};
   mutable S ca[P::stored > 0 ? P::stored : 1]{};  ///< their adjoints, zero before the body
 
-  EMBER_HD EMBER_INLINE ad::var<S> operator[](int i) const { return {x[i], {&g[i]}}; }
-  template <fixed_string N, class C, int... E>
-  EMBER_HD EMBER_INLINE auto operator[](parameter<N, C, E...> const&) const {
-    using Q = parameter<N, C, E...>;
+  EMBER_HD EMBER_INLINE ad::var<S> operator[](int i) const {
+    static_assert(!detail::named<P>, "ember::model: a model with named parameters reads them by name (m[tau]), not by index or block");
+    return {x[i], {&g[i]}};
+  }
+  template <class Q>
+    requires detail::is_parameter<Q>
+  EMBER_HD EMBER_INLINE auto operator[](Q) const {  // by value: a static constexpr handle is not odr-used (device code)
     constexpr int i = detail::param_index<P, Q>();
     if constexpr (Q::is_real)
       return detail::param_view<Q>(block_vars<S, Q::size>{&x[P::free_offset(i)], &g[P::free_offset(i)]});
@@ -245,6 +268,7 @@ struct grad_ctx {
   }
   template <int O, int N>
   EMBER_HD EMBER_INLINE block_vars<S, N> operator[](block<O, N>) const {
+    static_assert(!detail::named<P>, "ember::model: a model with named parameters reads them by name (m[tau]), not by index or block");
     static_assert(O + N <= D, "ember::model: a block reaches past the model's dimension D");
     return {&x[O], &g[O]};
   }
@@ -309,6 +333,8 @@ struct grad_ctx {
     }
     EMBER_HD EMBER_INLINE ad::var<S> operator[](int j) const& { return {v[j], {&a[j]}}; }
     ad::var<S> operator[](int j) const&& = delete;  // a node into a let that is about to die
+    static constexpr int size() { return N; }
+    EMBER_HD EMBER_INLINE block_vars<S, N> block() const& { return {v, a}; }
   };
 };
 
@@ -377,8 +403,6 @@ EMBER_HD auto let(M& m, F const& f) -> typename M::template let_array<N, F> {
 }
 
 namespace detail {
-template <class P>
-inline constexpr bool named = !std::is_same_v<P, no_params>;
 
 // log p of a body at x in a value context: the constrained parameters and their log-Jacobian
 // first (ad/params.hpp), then the body.

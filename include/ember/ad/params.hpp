@@ -25,8 +25,11 @@
 /// | `simplex` (vector, N ≥ 2) | stick-breaking: zₖ = σ(yₖ − log(N − 1 − k)), xₖ = rₖ zₖ, rₖ₊₁ = rₖ − xₖ, r₀ = 1, x_{N−1} = r_{N−1} | Σₖ log zₖ + log(1 − zₖ) + log rₖ | N − 1 |
 /// | `cholesky_corr` (K×K, K ≥ 2) | Stan's: canonical partial correlations zᵢⱼ = tanh(y), row i: Lᵢⱼ = zᵢⱼ √(1 − Σ_{l<j} Lᵢₗ²), Lᵢᵢ = √(1 − Σ_{l<i} Lᵢₗ²) | Σ log(1 − zᵢⱼ²) + ½ log(1 − Σ_{l<j} Lᵢₗ²) | K(K − 1)/2 |
 ///
-/// These are Stan's transforms (Stan Reference Manual, "Constraint transforms"), so draws and
-/// log-densities compare with Stan's and posteriordb's. A matrix is stored row by row.
+/// These are the transforms of the Stan Reference Manual ("Constraint transforms", as of Stan 2.3x;
+/// later versions may parametrise the simplex otherwise, which changes only the unconstrained
+/// coordinates), so constrained draws compare with Stan's and posteriordb's. A matrix is stored
+/// row by row. Only the bounds in the model's `params(...)` count: a handle read in the body is
+/// looked up by name and type.
 
 #include <ember/core/config.hpp>
 #include <ember/core/concepts.hpp>
@@ -183,12 +186,14 @@ struct bounded {
 /// 0 < x < 1.
 inline constexpr bounded unit_interval{0.0, 1.0};
 
-/// An increasing vector.
-struct ordered_t {
+/// An increasing vector (`ordered`), of positive values where `Positive` (`positive_ordered`):
+/// x₀ = y₀ (or e^{y₀}), xₖ = xₖ₋₁ + e^{yₖ}.
+template <bool Positive>
+struct ordered_constraint {
   template <class S>
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
-    S lj = S(0);
-    x[0] = y[0];
+    x[0] = Positive ? exp(y[0]) : y[0];
+    S lj = Positive ? y[0] : S(0);
     for (int k = 1; k < n; ++k) {
       x[k] = x[k - 1] + exp(y[k]);
       lj = lj + y[k];
@@ -202,51 +207,35 @@ struct ordered_t {
       c = c + a[k];
       g[k] = g[k] + c * exp(y[k]) - S(jac ? 1 : 0);
     }
-    g[0] = g[0] + c + a[0];
+    c = c + a[0];
+    g[0] = Positive ? g[0] + c * exp(y[0]) - S(jac ? 1 : 0) : g[0] + c;
   }
   /// An energy on increasing vectors (energy/transform.hpp): `ordered(U)`.
   template <DifferentiableEnergy E>
+    requires(!Positive)
   ordered_energy<E> operator()(E const& U) const {
     return ordered_energy<E>{U};
   }
 };
+using ordered_t = ordered_constraint<false>;
+using positive_ordered_t = ordered_constraint<true>;
 inline constexpr ordered_t ordered{};
-
-/// An increasing vector of positive values.
-struct positive_ordered_t {
-  template <class S>
-  EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
-    x[0] = exp(y[0]);
-    S lj = y[0];
-    for (int k = 1; k < n; ++k) {
-      x[k] = x[k - 1] + exp(y[k]);
-      lj = lj + y[k];
-    }
-    return lj;
-  }
-  template <class S>
-  EMBER_HD EMBER_INLINE void backward(S const* y, S const*, S const* a, S* g, int n, bool jac) const {
-    S c = S(0);
-    for (int k = n - 1; k >= 0; --k) {
-      c = c + a[k];
-      g[k] = g[k] + c * exp(y[k]) - S(jac ? 1 : 0);
-    }
-  }
-};
 inline constexpr positive_ordered_t positive_ordered{};
 
 /// Non-negative values adding up to 1 (N values, N − 1 free): Stan's stick-breaking, centred so
-/// that y = 0 is the uniform simplex.
+/// that y = 0 is the uniform simplex. The remaining length rₖ is a product (rₖ₊₁ = rₖ σ(−uₖ)) and
+/// its logarithm a sum, never a difference: in float a stick near 1 would otherwise leave r = 0.
 struct simplex_t {
   template <class S>
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
-    S r = S(1), lj = S(0);
+    S r = S(1), log_r = S(0), lj = S(0);
     for (int k = 0; k < n - 1; ++k) {
       S const u = y[k] - detail::constant_as<S>(std::log(double(n - 1 - k)));
-      S const z = sigmoid(u);
-      x[k] = r * z;
-      lj = lj + detail::log_sigmoid(u) + detail::log_sigmoid(-u) + log(r);
-      r = r - x[k];
+      S const log_rest = detail::log_sigmoid(-u);  // log(1 − zₖ)
+      x[k] = r * sigmoid(u);
+      lj = lj + detail::log_sigmoid(u) + log_rest + log_r;
+      r = r * sigmoid(-u);
+      log_r = log_r + log_rest;
     }
     x[n - 1] = r;
     return lj;
@@ -273,7 +262,9 @@ struct simplex_t {
 inline constexpr simplex_t simplex{};
 
 /// The lower-triangular Cholesky factor L of a K×K correlation matrix (L Lᵀ has a unit
-/// diagonal), stored row by row with zeros above the diagonal.
+/// diagonal), stored row by row with zeros above the diagonal. In row i the remaining squared
+/// length wⱼ = 1 − Σ_{l<j} Lᵢₗ² is kept as its logarithm, a sum of log(1 − zₗ²): a difference
+/// 1 − Σ L² would round to 0 or below in float once a correlation nears ±1.
 struct cholesky_corr_t {
   // log(1 − tanh² y) = 2 (log 2 − |y| − log(1 + e^{−2|y|})), finite for every y.
   template <class S>
@@ -287,36 +278,39 @@ struct cholesky_corr_t {
     S lj = S(0);
     int idx = 0;
     for (int i = 0; i < K; ++i) {
-      S w = S(1);
+      S log_w = S(0);
       for (int j = 0; j < i; ++j, ++idx) {
-        S const z = tanh(y[idx]);
-        lj = lj + log1m_tanh2(y[idx]) + S(0.5) * log(w);
-        x[i * K + j] = z * sqrt(w);
-        w = w - x[i * K + j] * x[i * K + j];
+        S const l1 = log1m_tanh2(y[idx]);
+        lj = lj + l1 + S(0.5) * log_w;
+        x[i * K + j] = tanh(y[idx]) * exp(S(0.5) * log_w);
+        log_w = log_w + l1;
       }
-      x[i * K + i] = sqrt(w);
+      x[i * K + i] = exp(S(0.5) * log_w);
       for (int j = i + 1; j < K; ++j) x[i * K + j] = S(0);
     }
     return lj;
   }
-  // Row by row, last column first: w_j = w_{j+1} + L_ij² rebuilds each remaining length.
+  // Row by row, last column first, with log wⱼ = log w_{j+1} − log(1 − zⱼ²).
   template <class S>
   EMBER_HD EMBER_INLINE void backward(S const* y, S const* x, S const* a, S* g, int n, bool jac) const {
     int const K = side(n);
     for (int i = 1; i < K; ++i) {
-      S w = x[i * K + i] * x[i * K + i];
-      S aw = a[i * K + i] * S(0.5) / x[i * K + i];
+      int const first = i * (i - 1) / 2;
+      S log_w = S(0);
+      for (int j = 0; j < i; ++j) log_w = log_w + log1m_tanh2(y[first + j]);
+      S aw = a[i * K + i] * S(0.5) * exp(S(-0.5) * log_w);  // x_ii = √w_i
       for (int j = i - 1; j >= 0; --j) {
-        int const idx = i * (i - 1) / 2 + j;
-        S const L = x[i * K + j], wj = w + L * L, s = sqrt(wj), z = tanh(y[idx]);
+        int const idx = first + j;
+        S const l1 = log1m_tanh2(y[idx]);
+        log_w = log_w - l1;  // now log w_j
+        S const L = x[i * K + j], s = exp(S(0.5) * log_w), z = tanh(y[idx]);
         S const aL = a[i * K + j] - S(2) * L * aw;
-        g[idx] = g[idx] + aL * s * (S(1) - z * z);
+        g[idx] = g[idx] + aL * s * exp(l1);
         aw = aw + aL * z * S(0.5) / s;
         if (jac) {
           g[idx] = g[idx] + S(2) * z;
-          aw = aw - S(0.5) / wj;
+          aw = aw - S(0.5) * exp(-log_w);
         }
-        w = wj;
       }
     }
   }
@@ -363,16 +357,33 @@ struct constraint_shape<cholesky_corr_t, Ext...> {
 };
 }  // namespace detail
 
-/// One parameter: its name, constraint (a value: bounds are numbers) and extents (none: a scalar;
-/// one: a vector; two: a matrix, row by row). Made by `param<"name", extents...>(constraint)`.
-template <fixed_string Name, class C, int... Ext>
+/// A name as a type, one template argument per character: what a parameter's type carries (a
+/// class-type template argument, `fixed_string`, would reach the kernels' types, which nvcc's
+/// host stubs cannot spell).
+template <char... Cs>
+struct param_name {
+  static constexpr char s[sizeof...(Cs) + 1] = {Cs..., '\0'};
+  static constexpr std::size_t length = sizeof...(Cs);
+  static std::string str() { return std::string(s, length); }
+};
+namespace detail {
+template <fixed_string S, std::size_t... I>
+param_name<S.s[I]...> name_of(std::index_sequence<I...>);
+}  // namespace detail
+/// The `param_name` of a string: `name_t<"tau">`.
+template <fixed_string S>
+using name_t = decltype(detail::name_of<S>(std::make_index_sequence<S.length>{}));
+
+/// One parameter: its name (a `param_name`), constraint (a value: bounds are numbers) and extents
+/// (none: a scalar; one: a vector; two: a matrix, row by row). Made by
+/// `param<"name", extents...>(constraint)`.
+template <class Name, class C, int... Ext>
 struct parameter {
   static_assert(((Ext > 0) && ...), "ember::param: every extent must be positive");
   static_assert(sizeof...(Ext) <= 2, "ember::param: a parameter is a scalar, a vector or a matrix (at most 2 extents)");
-  static_assert(detail::is_identifier(Name),
-                "ember::param: a parameter's name is letters, digits and _, not starting with a digit (it names an ArviZ variable)");
   using constraint_type = C;
-  static constexpr auto name = Name;
+  static constexpr bool is_ember_parameter = true;
+  static constexpr Name name{};
   static constexpr int rank = sizeof...(Ext);
   static constexpr int size = detail::constraint_shape<C, Ext...>::size;  ///< constrained values
   static constexpr int free_size = detail::constraint_shape<C, Ext...>::free;  ///< coordinates of y
@@ -383,16 +394,18 @@ struct parameter {
 
 /// `param<"sigma">(positive)`, `param<"beta", 3>()`, `param<"L", 4, 4>(cholesky_corr)`.
 template <fixed_string Name, int... Ext, class C = real_t>
-constexpr parameter<Name, C, Ext...> param(C c = {}) {
+constexpr parameter<name_t<Name>, C, Ext...> param(C c = {}) {
+  static_assert(detail::is_identifier(Name),
+                "ember::param: a parameter's name is letters, digits and _, not starting with a digit (it names an ArviZ variable)");
   static_assert(detail::constraint_shape<C, Ext...>::free >= 0);  // the constraint's shape checks, here
   return {c};
 }
 
 namespace detail {
+// By a member, not a partial specialisation on `parameter<N, C, E...>`: nvcc's front end does
+// not match a class-type template argument (the name) there.
 template <class T>
-inline constexpr bool is_parameter = false;
-template <fixed_string N, class C, int... E>
-inline constexpr bool is_parameter<parameter<N, C, E...>> = true;
+inline constexpr bool is_parameter = requires { T::is_ember_parameter; };
 
 template <std::size_t I, class P>
 struct param_slot {

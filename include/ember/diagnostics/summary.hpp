@@ -75,7 +75,7 @@ struct summary_table {
     double rhat;            ///< max(bulk R̂, folded R̂)
     double rhat_bulk, rhat_folded;
   };
-  row dims[D];
+  std::vector<row> dims = std::vector<row>(std::size_t(D));  ///< on the heap: a posterior may have many columns
   std::int64_t chains = 0, kept = 0, divergent_chains = 0, divergent_transitions = 0;
   std::int64_t draws = 0;  ///< draws the statistics use: live chains × 2⌊kept/2⌋
   double acceptance = 0, seconds = 0, warmup_seconds = 0;  ///< every transition's seconds, and warm-up's part
@@ -109,7 +109,11 @@ struct summary_table {
     for (auto const& n : names) w = std::max(w, std::min<std::size_t>(n.size(), 60));
     return int(w);
   }
-  std::string label(int d) const { return names.empty() ? "dim " + std::to_string(d) : names[std::size_t(d)]; }
+  std::string label(int d) const {
+    if (!names.empty()) return names[std::size_t(d)];
+    std::string s = "dim ";  // appended: GCC 12's -Wrestrict misfires on "literal" + string&& (PR 105329)
+    return s += std::to_string(d);
+  }
 
   std::int64_t live_chains() const { return chains - divergent_chains; }
   bool has_statistics() const { return live_chains() >= 1 && (from_draws ? kept >= 4 : live_chains() >= 2); }
@@ -151,6 +155,7 @@ struct summary_table {
       double min_sq = std::numeric_limits<double>::infinity();
       for (int d = 0; d < D; ++d) {
         auto const& r = dims[d];
+        if (r.sd == 0) continue;  // a constant column (a Cholesky factor's corner): nothing to converge
         if (!(r.rhat <= 1.01)) {
           ++bad_r;
           if (!(dims[worst_r].rhat >= r.rhat)) worst_r = d;

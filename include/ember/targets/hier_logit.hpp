@@ -13,12 +13,13 @@
 /// `simulated(seed, n)`, ember's own generator of the same structure.
 
 #include <ember/ad/model.hpp>
+#include <ember/core/rng.hpp>
 #include <ember/data/dataset.hpp>
+#include <ember/io/npy.hpp>
 #include <ember/distributions.hpp>
 
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,26 +29,22 @@ namespace ember::targets {
 /// The model's body: reads X (n × 3), y (n), county (n, in [0, 48)) and state (48, in [0, 6)).
 template <class T>
 struct hier_logit_body {
-  static constexpr int covariates = 3, states = 6, counties = 48;
+  static constexpr auto alpha0 = param<"alpha0">();
+  static constexpr auto sigma_state = param<"sigma_state">(positive);
+  static constexpr auto sigma_county = param<"sigma_county">(positive);
+  static constexpr auto beta = param<"beta", 3>();
+  static constexpr auto u = param<"u", 6>();
+  static constexpr auto z = param<"z", 48>();
+  static constexpr auto params = ember::params(alpha0, sigma_state, sigma_county, beta, u, z);
   data_view<T> X, y, county, state;
 
   template <class M>
   EMBER_HD void operator()(M& m) const {
-    constexpr block<3, covariates> beta;
-    constexpr block<6, states> u;
-    constexpr block<12, counties> z;
-    auto const s_state = m.positive(m[1]);
-    auto const s_county = m.positive(m[2]);
-    m.add(normal_lpdf(m[0], 0.0, 2.5));
-    m.add(normal_lpdf(s_state, 0.0, 1.0));  // half-normal, up to the constant log 2
-    m.add(normal_lpdf(s_county, 0.0, 1.0));
-    for (int k = 0; k < covariates; ++k) m.add(normal_lpdf(m[beta][k], 0.0, 1.0));
-    for (int s = 0; s < states; ++s) m.add(normal_lpdf(m[u][s], 0.0, 1.0));
-    for (int j = 0; j < counties; ++j) m.add(normal_lpdf(m[z][j], 0.0, 1.0));
-    auto const alpha = let<counties>(m, [&](int j) { return m[0] + s_state * m[u][int(state.data[j])] + s_county * m[z][j]; });
-    m.add_rows(X.rows, [&](std::int64_t i) {
-      return bernoulli_logit_lpmf(y.data[i], alpha[int(county.data[i])] + dot(X.row(i), m[beta]));
-    });
+    m.add(normal_lpdf(m[alpha0], 0.0, 2.5));
+    m.add(normal_lpdf(m[sigma_state], 0.0, 1.0) + normal_lpdf(m[sigma_county], 0.0, 1.0));  // half-normal, up to log 2
+    m.add(normal_lpdf(m[beta], 0.0, 1.0) + normal_lpdf(m[u], 0.0, 1.0) + normal_lpdf(m[z], 0.0, 1.0));
+    auto const alpha = let<48>(m, [&](int j) { return m[alpha0] + m[sigma_state] * m[u][int(state.data[j])] + m[sigma_county] * m[z][j]; });
+    m.add_rows(X.rows, [&](std::int64_t i) { return bernoulli_logit_lpmf(y.data[i], alpha[int(county.data[i])] + dot(X.row(i), m[beta])); });
   }
 
   template <class F>
@@ -62,8 +59,8 @@ struct hier_logit_body {
 template <class T = float>
 class hier_logit {
  public:
-  static constexpr int dim = 60;
   using body_type = hier_logit_body<T>;
+  static constexpr int dim = decltype(body_type::params)::free_dim;
 
   /// From tables already loaded: X (n × 3), y (n × 1, 0/1), county (n × 1, integers in [0, 48)),
   /// state (48 × 1, integers in [0, 6)). Throws on any other shape or value.
@@ -97,35 +94,62 @@ class hier_logit {
   /// n rows drawn from the model at μ = −0.5, σ_state = 0.7, σ_county = 0.5, β = (0.8, −0.5,
   /// 0.3), u and z standard normal; 8 counties per state. Deterministic in `seed`.
   static hier_logit simulated(std::uint64_t seed = 1, std::int64_t n = 2000) {
-    std::mt19937_64 gen(seed);
-    std::normal_distribution<double> normal;
-    std::uniform_real_distribution<double> unif;
+    // Normals and uniforms from ember's Philox streams (core/rng.hpp), not <random>'s
+    // distributions, whose algorithms differ between standard libraries: the same data everywhere.
+    std::uint32_t block = 0;
+    int next = 4;
+    vec<double, 4> four{};
+    auto normal = [&] {
+      if (next == 4) {
+        four = make_chain_rng<double>(seed, 0, block++).template normal<4, false>(purpose::user);
+        next = 0;
+      }
+      return four[next++];
+    };
     std::vector<T> X(static_cast<std::size_t>(3 * n)), y(static_cast<std::size_t>(n)), county(static_cast<std::size_t>(n)), state(48);
     double u[6], z[48], alpha[48];
-    for (double& v : u) v = normal(gen);
-    for (double& v : z) v = normal(gen);
+    for (double& v : u) v = normal();
+    for (double& v : z) v = normal();
     for (int j = 0; j < 48; ++j) {
       state[std::size_t(j)] = T(j / 8);
       alpha[j] = -0.5 + 0.7 * u[j / 8] + 0.5 * z[j];
     }
     double const beta[3] = {0.8, -0.5, 0.3};
     for (std::int64_t i = 0; i < n; ++i) {
-      int const c = int(gen() % 48);
+      auto const un = make_chain_rng<double>(seed, 1, std::uint32_t(i)).template uniform<2>(purpose::user);  // in (0, 1]
+      int const c = int(std::ceil(un[0] * 48)) - 1;
       double eta = alpha[c];
       for (int k = 0; k < 3; ++k) {
-        X[std::size_t(3 * i + k)] = T(normal(gen));
+        X[std::size_t(3 * i + k)] = T(normal());
         eta += beta[k] * double(X[std::size_t(3 * i + k)]);
       }
       county[std::size_t(i)] = T(c);
-      y[std::size_t(i)] = T(unif(gen) < 1 / (1 + std::exp(-eta)) ? 1 : 0);
+      y[std::size_t(i)] = T(un[1] < 1 / (1 + std::exp(-eta)) ? 1 : 0);
     }
     return {dataset<T>(std::move(X), n, 3), dataset<T>(std::move(y), n, 1), dataset<T>(std::move(county), n, 1),
             dataset<T>(std::move(state), 48, 1)};
   }
 
+  /// Writes the tables as `from_npy` reads them: X.npy (n × 3), y.npy, county.npy (n), and
+  /// state_of_county.npy (48), in float64.
+  void save_npy(std::string const& dir) const {
+    auto write = [&](std::string const& name, dataset<T> const& d, bool matrix) {
+      std::vector<double> v;
+      for (std::int64_t i = 0; i < d.rows(); ++i)
+        for (int c = 0; c < d.cols(); ++c) v.push_back(double(d(i, c)));
+      std::vector<std::size_t> shape{std::size_t(d.rows())};
+      if (matrix) shape.push_back(std::size_t(d.cols()));
+      write_npy(dir + "/" + name, v.data(), shape);
+    };
+    write("X.npy", X_, true);
+    write("y.npy", y_, false);
+    write("county.npy", county_, false);
+    write("state_of_county.npy", state_, false);
+  }
+
   body_type body() const { return {X_.view(), y_.view(), county_.view(), state_.view()}; }
   /// The posterior's energy, reverse-mode gradients; holds views of this object's data.
-  auto energy() const { return model<dim, T>(body()); }
+  auto energy() const { return model<T>(body()); }
 
   /// μ, σ_state, σ_county, β, u, z (σ = e^{log σ}).
   template <class S>
