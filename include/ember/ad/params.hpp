@@ -104,6 +104,7 @@ inline constexpr real_t real{};
 /// x > lo: x = lo + eʸ.
 struct lower {
   double lo;
+  constexpr explicit lower(double l) : lo(l) {}  // a constructor, not an aggregate: clang 14 has no lower(1.5) for aggregates
   template <class S>
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
     S lj = S(0);
@@ -130,6 +131,7 @@ inline constexpr lower positive{0.0};
 /// x < hi: x = hi − eʸ.
 struct upper {
   double hi;
+  constexpr explicit upper(double h) : hi(h) {}
   template <class S>
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
     S lj = S(0);
