@@ -522,15 +522,6 @@ EMBER_HD EMBER_INLINE ad::expr<S, detail::lkj_back<S, K>> lkj_corr_cholesky_lpdf
 }
 
 namespace detail {
-// log Σₖ e^{aₖ} of plain values, shifted by the largest.
-template <class S, class... A>
-EMBER_HD EMBER_INLINE S log_sum_exp_of(A const&... a) {
-  S m = S(-HUGE_VAL);
-  ((m = max(m, a)), ...);
-  S s = S(0);
-  ((s = s + exp(a - m)), ...);
-  return m + log(s);
-}
 // Category y of n (0 … n − 1), refused on the host outside that range or not a whole number
 // (categories count from 0: Stan's from 1 would shift every one and read past the last).
 template <class Y>
@@ -556,11 +547,15 @@ template <class S, class Y, class... E>
 EMBER_HD EMBER_INLINE lpdf_partials<S, sizeof...(E)> categorical_logit_lpmf_partials(Y const& y, E const&... eta) {
   constexpr int K = int(sizeof...(E));
   S const e[K] = {eta...};
-  S const lse = detail::log_sum_exp_of<S>(eta...);
   int const c = detail::category(y, K);
+  S m = e[0];  // log Σ e^{ηₖ} shifted by the largest, its K exponentials kept for the softmax
+  for (int k = 1; k < K; ++k) m = max(m, e[k]);
+  S ex[K], sum = S(0);
+  for (int k = 0; k < K; ++k) sum = sum + (ex[k] = exp(e[k] - m));
+  S const inv = S(1) / sum;
   lpdf_partials<S, K> p;
-  p.value = e[c] - lse;
-  for (int k = 0; k < K; ++k) p.d[k] = (k == c ? S(1) : S(0)) - exp(e[k] - lse);
+  p.value = e[c] - m - log(sum);
+  for (int k = 0; k < K; ++k) p.d[k] = (k == c ? S(1) : S(0)) - ex[k] * inv;
   return p;
 }
 template <class Y, class V>

@@ -139,23 +139,22 @@ variable variable_of(int offset, char const* group) {
   std::vector<int> shape(Q::extents, Q::extents + Q::rank);
   return {Q::name.str(), shape, offset, Q::size, group};
 }
-// Draw y (D values) in the model's terms: the constrained parameters, then each derived quantity.
-template <class T, int D, class P, class... G>
+// Draw y (D values) in the model's terms into `row` (C values, one chain's buffer, reused for every
+// draw): the constrained parameters, transformed once, then each derived quantity reading them.
+template <int D, class P, class... G>
 void model_terms(P const& ps, vec<double, D> const& y, std::uint64_t seed, std::uint32_t chain, std::uint32_t draw,
-                 T* out, G const&... g) {
-  std::vector<double> values(static_cast<std::size_t>(P::size));  // on the heap: a worker thread's stack is small
-  ps.template values<double>(y, values.data());
-  for (int i = 0; i < P::size; ++i) out[i] = T(values[std::size_t(i)]);
+                 std::vector<double>& row, G const&... g) {
+  value_ctx<double, D, P> p{y};
+  (void)ps.template constrain<double>(y, p.cs);
+  ps.gather(y, p.cs, row.data());
   if constexpr (sizeof...(G) > 0) {
-    value_ctx<double, D, P> p{y};
-    (void)ps.template constrain<double>(y, p.cs);
     draw_rng rng(seed, chain, draw);
-    int o = P::size;
+    std::size_t o = P::size;
     (
         [&] {
-          std::vector<double> buf(static_cast<std::size_t>(G::size), std::numeric_limits<double>::quiet_NaN());
-          g.f(std::as_const(p), rng, std::span<double>(buf));
-          for (int i = 0; i < G::size; ++i) out[o + i] = T(buf[std::size_t(i)]);
+          std::span<double> const out(row.data() + o, G::size);
+          std::fill(out.begin(), out.end(), std::numeric_limits<double>::quiet_NaN());
+          g.f(std::as_const(p), rng, out);
           o += G::size;
         }(),
         ...);
@@ -210,16 +209,16 @@ result<T, P::size + (0 + ... + G::size)> posterior(result<T, D> const& r, model_
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = 0; c < chains; ++c) {
     try {
-      std::vector<T> row(static_cast<std::size_t>(C));
+      std::vector<double> row(static_cast<std::size_t>(C));  // on the heap: a worker thread's stack is small
       vec<double, D> y;
       for (std::int64_t k = 0; k < kept; ++k) {
         for (int d = 0; d < D; ++d) y[d] = double(draws.unchecked(k, c, d));
-        detail::model_terms<T, D>(U.ps, y, o.seed, std::uint32_t(c), std::uint32_t(k), row.data(), g...);
-        for (int d = 0; d < C; ++d) out.samples_[std::size_t((k * C + d) * chains + c)] = row[std::size_t(d)];
+        detail::model_terms(U.ps, y, o.seed, std::uint32_t(c), std::uint32_t(k), row, g...);
+        for (int d = 0; d < C; ++d) out.samples_[std::size_t((k * C + d) * chains + c)] = T(row[std::size_t(d)]);
       }
       for (int d = 0; d < D; ++d) y[d] = double(r.final_[std::size_t(d * chains + c)]);
-      detail::model_terms<T, D>(U.ps, y, o.seed, std::uint32_t(c), std::uint32_t(r.kept()), row.data(), g...);
-      for (int d = 0; d < C; ++d) out.final_[std::size_t(d * chains + c)] = row[std::size_t(d)];
+      detail::model_terms(U.ps, y, o.seed, std::uint32_t(c), std::uint32_t(r.kept()), row, g...);
+      for (int d = 0; d < C; ++d) out.final_[std::size_t(d * chains + c)] = T(row[std::size_t(d)]);
     } catch (...) {
 #pragma omp critical(ember_posterior)
       if (!failed) failed = std::current_exception();

@@ -99,6 +99,27 @@ void check_log_jacobian(C const& c, int n_free, int n_values, FreeIndex free_ind
   CHECK(std::abs(lj - log_abs_det(J, n_free)) <= 1e-6);
 }
 
+// Reverse mode against the body's forward duals (model_duals) at `n` points of [−h, h]^D: the
+// same partials summed in another order, so they differ by rounding only, a few ε times the
+// magnitude of the terms (64ε · `magnitude`, with the magnitude bounded per model by the caller).
+template <class U>
+void check_reverse_against_duals(U const& energy, int n, std::uint64_t first, double h, double magnitude) {
+  constexpr int D = U::dim;
+  auto const V = ember::model_duals(energy);
+  double const tol = 64 * std::numeric_limits<double>::epsilon() * magnitude;
+  for (int k = 0; k < n; ++k) {
+    auto const x = ember_test::test_point<double, D>(first + std::uint64_t(k), -h, h);
+    vec<double, D> g, gd;
+    double const u = energy.value_and_grad(x, g), ud = V.value_and_grad(x, gd);
+    CHECK(std::abs(u - ud) <= tol);
+    CHECK(std::abs(energy.value(x) - u) <= tol);
+    for (int i = 0; i < D; ++i) {
+      INFO("point " << k << ", coordinate " << i << ": reverse " << g[i] << ", duals " << gd[i]);
+      CHECK(std::abs(g[i] - gd[i]) <= tol);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("each constraint's log-Jacobian is log |det| of its Jacobian", "[params]") {
@@ -157,22 +178,8 @@ TEST_CASE("a model with named parameters: dimension, reverse mode against duals 
   auto const U = ember::model<double>(every_constraint{});
   STATIC_REQUIRE(decltype(U)::dim == 1 + 3 + 3 + 3 + 2 + 1 + 1 + 1 + 1 + 2);
   STATIC_REQUIRE(decltype(U)::params_type::size == 1 + 4 + 9 + 3 + 2 + 1 + 1 + 1 + 1 + 2);
-  auto const V = ember::model_duals(U);
-  double const eps = std::numeric_limits<double>::epsilon();
-  for (int k = 0; k < 6; ++k) {
-    auto const x = ember_test::test_point<double, 18>(std::uint64_t(k), -1.5, 1.5);
-    vec<double, 18> g, gd;
-    double const u = U.value_and_grad(x, g), ud = V.value_and_grad(x, gd);
-    // The same partials summed in another order: a few ε of the terms' magnitude, which the
-    // exponentials of |y| ≤ 1.5 keep below 50.
-    double const tol = 64 * eps * 50;
-    CHECK(std::abs(u - ud) <= tol);
-    CHECK(std::abs(U.value(x) - u) <= tol);
-    for (int i = 0; i < 18; ++i) {
-      INFO("point " << k << ", coordinate " << i << ": reverse " << g[i] << ", duals " << gd[i]);
-      CHECK(std::abs(g[i] - gd[i]) <= tol);
-    }
-  }
+  // The exponentials of |y| ≤ 1.5 keep the terms below 50 in magnitude.
+  check_reverse_against_duals(U, 6, 0, 1.5, 50.0);
   // Third derivatives along a coordinate: at most e^{3·1.5} · 2 from the gamma term in g = eʸ
   // (2e^{y}), the exponentials' e^{y}, σ's and tanh's below 1: 200 covers them.
   ember_test::check_gradient_on_box(U, 4, -1.5, 1.5, {200.0, 50.0});
@@ -408,21 +415,8 @@ TEST_CASE("categorical_logit, ordered_logistic and multi_normal_cholesky in a mo
   auto const U = ember::model<double>(vector_lpdfs{});
   constexpr int D = decltype(U)::dim;
   STATIC_REQUIRE(D == 4 + 3 + 1 + 3 + 3 + 3);
-  auto const V = ember::model_duals(U);
-  double const eps = std::numeric_limits<double>::epsilon();
-  for (int k = 0; k < 4; ++k) {
-    auto const x = ember_test::test_point<double, D>(std::uint64_t(20 + k), -1, 1);
-    vec<double, D> g, gd;
-    double const u = U.value_and_grad(x, g), ud = V.value_and_grad(x, gd);
-    // The same partials in another order; the terms (8 rows, 2 multivariate rows with z ≤ 10) stay
-    // below 200 in magnitude at these points.
-    double const tol = 64 * eps * 200;
-    CHECK(std::abs(u - ud) <= tol);
-    for (int i = 0; i < D; ++i) {
-      INFO("point " << k << ", coordinate " << i << ": reverse " << g[i] << ", duals " << gd[i]);
-      CHECK(std::abs(g[i] - gd[i]) <= tol);
-    }
-  }
+  // The terms (8 rows, 2 multivariate rows with z ≤ 10) stay below 200 in magnitude at these points.
+  check_reverse_against_duals(U, 4, 20, 1.0, 200.0);
   // Third derivatives: e^{3y} of σ through 1/σ² of the multivariate rows, |y| ≤ 1: 1e3 covers them.
   ember_test::check_gradient_on_box(U, 3, -1, 1, {1e3, 200.0});
 }

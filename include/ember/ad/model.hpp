@@ -73,17 +73,11 @@ EMBER_HD EMBER_INLINE auto param_view(Block const& b) {
   else
     return matrix_view<Block, Q::extents[0], Q::extents[1]>{b};
 }
-}  // namespace detail
 
-namespace detail {
 /// Rows of `add_rows` summed in blocks of this many before being added to the total: the
 /// rounding of a float sum over n rows grows as n/block + block instead of n.
 inline constexpr int model_row_block = 32;
 
-template <class S, class T>
-EMBER_HD EMBER_INLINE S data_as(T const& t) {
-  return S(element_t<S>(t));
-}
 // A let's elements are nodes that point into it; in a row of add_rows the let would die (and
 // hand its gradient back) before the row's backward pass had reached it.
 EMBER_HD inline void refuse_let_in_rows(bool rows_open) {

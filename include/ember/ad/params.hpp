@@ -38,6 +38,7 @@
 #include <ember/energy/transform.hpp>
 
 #include <cstddef>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -56,16 +57,6 @@ struct fixed_string {
     for (std::size_t i = 0; i < N; ++i) s[i] = a[i];
   }
   static constexpr std::size_t length = N - 1;
-  template <std::size_t M>
-  constexpr bool operator==(fixed_string<M> const& o) const {
-    if constexpr (M != N) {
-      return false;
-    } else {
-      for (std::size_t i = 0; i < N; ++i)
-        if (s[i] != o.s[i]) return false;
-      return true;
-    }
-  }
   std::string str() const { return std::string(s, N - 1); }
 };
 
@@ -80,10 +71,6 @@ consteval bool is_identifier(fixed_string<N> const& n) {
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
   }
   return true;
-}
-template <class S>
-EMBER_HD EMBER_INLINE S constant_as(double v) {
-  return S(element_t<S>(v));
 }
 // log σ(y) = −softplus(−y), without overflow.
 template <class S>
@@ -109,7 +96,7 @@ struct lower {
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
     S lj = S(0);
     for (int i = 0; i < n; ++i) {
-      x[i] = detail::constant_as<S>(lo) + exp(y[i]);
+      x[i] = detail::data_as<S>(lo) + exp(y[i]);
       lj = lj + y[i];
     }
     return lj;
@@ -136,7 +123,7 @@ struct upper {
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
     S lj = S(0);
     for (int i = 0; i < n; ++i) {
-      x[i] = detail::constant_as<S>(hi) - exp(y[i]);
+      x[i] = detail::data_as<S>(hi) - exp(y[i]);
       lj = lj + y[i];
     }
     return lj;
@@ -164,7 +151,7 @@ struct bounded {
   template <class S>
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
     S lj = S(0);
-    S const w = detail::constant_as<S>(hi - lo), l0 = detail::constant_as<S>(lo);
+    S const w = detail::data_as<S>(hi - lo), l0 = detail::data_as<S>(lo);
     for (int i = 0; i < n; ++i) {
       x[i] = l0 + w * sigmoid(y[i]);
       lj = lj + detail::log_sigmoid(y[i]) + detail::log_sigmoid(-y[i]);
@@ -173,7 +160,7 @@ struct bounded {
   }
   template <class S>
   EMBER_HD EMBER_INLINE void backward(S const* y, S const*, S const* a, S* g, int n, bool jac) const {
-    S const w = detail::constant_as<S>(hi - lo);
+    S const w = detail::data_as<S>(hi - lo);
     for (int i = 0; i < n; ++i) {
       S const s = sigmoid(y[i]), t = s * (S(1) - s);
       g[i] = g[i] + a[i] * w * t;
@@ -232,7 +219,7 @@ struct simplex_t {
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
     S r = S(1), log_r = S(0), lj = S(0);
     for (int k = 0; k < n - 1; ++k) {
-      S const u = y[k] - detail::constant_as<S>(std::log(double(n - 1 - k)));
+      S const u = y[k] - detail::data_as<S>(std::log(double(n - 1 - k)));
       S const log_rest = detail::log_sigmoid(-u);  // log(1 − zₖ)
       x[k] = r * sigmoid(u);
       lj = lj + detail::log_sigmoid(u) + log_rest + log_r;
@@ -249,7 +236,7 @@ struct simplex_t {
     S r = x[n - 1], ar = a[n - 1];
     for (int k = n - 2; k >= 0; --k) {
       S const rk = r + x[k];
-      S const z = sigmoid(y[k] - detail::constant_as<S>(std::log(double(n - 1 - k))));
+      S const z = sigmoid(y[k] - detail::data_as<S>(std::log(double(n - 1 - k))));
       S const ak = a[k];
       g[k] = g[k] + (ak - ar) * rk * z * (S(1) - z);
       ar = ak * z + ar * (S(1) - z);
@@ -272,7 +259,7 @@ struct cholesky_corr_t {
   template <class S>
   EMBER_HD EMBER_INLINE static S log1m_tanh2(S const& y) {
     S const ay = abs(y);
-    return S(2) * (detail::constant_as<S>(0.69314718055994530942) - ay - log1p(exp(S(-2) * ay)));
+    return S(2) * (detail::data_as<S>(0.69314718055994530942) - ay - log1p(exp(S(-2) * ay)));
   }
   template <class S>
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {
@@ -332,15 +319,9 @@ struct constraint_shape {
   static constexpr int size = (1 * ... * Ext);
   static constexpr int free = size;
 };
-template <int... Ext>
-struct constraint_shape<ordered_t, Ext...> {
-  static_assert(sizeof...(Ext) == 1, "ember::ordered: an ordered parameter is a vector: param<\"name\", N>(ordered)");
-  static constexpr int rank = 1, size = (1 * ... * Ext), free = size;
-};
-template <int... Ext>
-struct constraint_shape<positive_ordered_t, Ext...> {
-  static_assert(sizeof...(Ext) == 1,
-                "ember::positive_ordered: a positive_ordered parameter is a vector: param<\"name\", N>(positive_ordered)");
+template <bool Positive, int... Ext>
+struct constraint_shape<ordered_constraint<Positive>, Ext...> {
+  static_assert(sizeof...(Ext) == 1, "ember::ordered, ember::positive_ordered: an ordered parameter is a vector: param<\"name\", N>(ordered)");
   static constexpr int rank = 1, size = (1 * ... * Ext), free = size;
 };
 template <int... Ext>
@@ -456,27 +437,11 @@ struct parameters : detail::param_slots<std::index_sequence_for<P...>, P...> {
       if (names[i] == name) return i;
     return -1;
   }
-  /// Where parameter i's free coordinates start in y.
-  static constexpr int free_offset(int i) {
-    int const n[] = {P::free_size...};
-    int o = 0;
-    for (int j = 0; j < i; ++j) o += n[j];
-    return o;
-  }
-  /// Where a constrained parameter i's values start in the stored buffer.
-  static constexpr int stored_offset(int i) {
-    int const n[] = {(P::is_real ? 0 : P::size)...};
-    int o = 0;
-    for (int j = 0; j < i; ++j) o += n[j];
-    return o;
-  }
-  /// Where parameter i's values start in a draw in the model's terms (every parameter, in order).
-  static constexpr int value_offset(int i) {
-    int const n[] = {P::size...};
-    int o = 0;
-    for (int j = 0; j < i; ++j) o += n[j];
-    return o;
-  }
+  /// Where parameter i's free coordinates start in y; where a constrained parameter i's values
+  /// start in the stored buffer; where parameter i's values start in a draw in the model's terms.
+  static constexpr int free_offset(int i) { return sum_before(i, {P::free_size...}); }
+  static constexpr int stored_offset(int i) { return sum_before(i, {(P::is_real ? 0 : P::size)...}); }
+  static constexpr int value_offset(int i) { return sum_before(i, {P::size...}); }
 
   template <std::size_t I>
   EMBER_HD constexpr auto const& get() const {
@@ -488,52 +453,53 @@ struct parameters : detail::param_slots<std::index_sequence_for<P...>, P...> {
   template <class S, class Y>
   EMBER_HD EMBER_INLINE S constrain(Y const& y, S* stored_values) const {
     S lj = S(0);
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (
-          [&] {
-            using Q = type_at<J>;
-            if constexpr (!Q::is_real) {
-              constexpr int fo = free_offset(int(J)), so = stored_offset(int(J));
-              lj = lj + get<J>().constraint.forward(&y[fo], stored_values + so, Q::size);
-            }
-          }(),
-          ...);
-    }(std::index_sequence_for<P...>{});
+    each_constrained([&](auto const& c, int n, int fo, int so) { lj = lj + c.forward(&y[fo], stored_values + so, n); });
     return lj;
   }
   /// Adds to g the gradient through every constraint, given the adjoints `a` of the stored
   /// values (and the log-Jacobian's, where `jac`).
   template <class S, class Y, class G>
   EMBER_HD EMBER_INLINE void constrain_backward(Y const& y, S const* stored_values, S const* a, G& g, bool jac) const {
+    each_constrained([&](auto const& c, int n, int fo, int so) { c.backward(&y[fo], stored_values + so, a + so, &g[fo], n, jac); });
+  }
+  /// Every parameter's values in order (`size` of them), given y and the stored values that
+  /// `constrain` made from it: what a draw becomes in the model's terms.
+  template <class S, class Y>
+  EMBER_HD void gather(Y const& y, S const* stored_values, S* out) const {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((copy_values<J>(y, stored_values, out)), ...);
+    }(std::index_sequence_for<P...>{});
+  }
+  /// The same from y alone.
+  template <class S, class Y>
+  void values(Y const& y, S* out) const {
+    std::vector<S> buf(std::size_t(parameters::stored > 0 ? parameters::stored : 1));
+    (void)constrain<S>(y, buf.data());
+    gather(y, buf.data(), out);
+  }
+
+ private:
+  static constexpr int sum_before(int i, std::initializer_list<int> sizes) {
+    int o = 0;
+    for (int j = 0; j < i; ++j) o += sizes.begin()[j];
+    return o;
+  }
+  // f(constraint, its size, its free offset, its stored offset) for each constrained parameter.
+  template <class F>
+  EMBER_HD EMBER_INLINE void each_constrained(F const& f) const {
     [&]<std::size_t... J>(std::index_sequence<J...>) {
       (
           [&] {
-            using Q = type_at<J>;
-            if constexpr (!Q::is_real) {
-              constexpr int fo = free_offset(int(J)), so = stored_offset(int(J));
-              get<J>().constraint.backward(&y[fo], stored_values + so, a + so, &g[fo], Q::size, jac);
-            }
+            if constexpr (!type_at<J>::is_real) f(get<J>().constraint, type_at<J>::size, free_offset(int(J)), stored_offset(int(J)));
           }(),
           ...);
     }(std::index_sequence_for<P...>{});
   }
-  /// Every parameter's constrained values, in order (`size` of them), from y: what a draw
-  /// becomes in the model's terms.
-  template <class S, class Y>
-  EMBER_HD void values(Y const& y, S* out) const {
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (
-          [&] {
-            using Q = type_at<J>;
-            constexpr int fo = free_offset(int(J)), vo = value_offset(int(J));
-            if constexpr (Q::is_real) {
-              for (int i = 0; i < Q::size; ++i) out[vo + i] = y[fo + i];
-            } else {
-              (void)get<J>().constraint.forward(&y[fo], out + vo, Q::size);
-            }
-          }(),
-          ...);
-    }(std::index_sequence_for<P...>{});
+  template <std::size_t J, class S, class Y>
+  EMBER_HD void copy_values(Y const& y, S const* stored_values, S* out) const {
+    using Q = type_at<J>;
+    S const* from = Q::is_real ? &y[free_offset(int(J))] : stored_values + stored_offset(int(J));
+    for (int i = 0; i < Q::size; ++i) out[value_offset(int(J)) + i] = from[i];
   }
 };
 

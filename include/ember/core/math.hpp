@@ -28,6 +28,14 @@ struct scalar_traits {
 
 template <class S>
 using element_t = typename scalar_traits<S>::element_type;
+
+namespace detail {
+/// A number (data, a constant) as S, through S's element type (a double constant meets a float batch).
+template <class S, class T>
+EMBER_HD EMBER_INLINE S data_as(T const& t) {
+  return S(element_t<S>(t));
+}
+}  // namespace detail
 template <class S>
 using mask_t = typename scalar_traits<S>::mask_type;
 
