@@ -6,12 +6,13 @@
 #   bash bench/compare_matrix.sh [--quick] [--targets LIST] [--impls ember,blackjax,numpyro]
 #                                [--samplers nuts,chees,mala] [--chains 128] [--warmup 1000]
 #                                [--draws 1000] [--precision float|double] [--out FILE]
-#                                [--no-build] [--no-install]
+#                                [--no-build] [--no-install] [--matrix ember_matrix_nuts]
 #
 # 1. bench/.venv (if missing) with the pinned peers of bench/peers/requirements-matrix.txt
 #    (jax, BlackJAX, NumPyro, ArviZ; `pip install --no-deps`);
 # 2. builds build-bench/bench/ember_export_targets (required) and ember's matrix binary
-#    build-bench/bench/matrix/ember_matrix (a warning, not an error, when it is absent or fails);
+#    build-bench/bench/matrix/ember_matrix, or the matrix --matrix names (ember_matrix_nuts: NUTS and
+#    ChEES only, 20 configurations instead of 80) (a warning, not an error, when it is absent or fails);
 # 3. writes every target as JSON (build-bench/targets/), which the peers read and check against
 #    ember's energy before sampling;
 # 4. target by target, back to back, pinned to the same cores with 2 threads: ember's matrix
@@ -28,17 +29,17 @@ TARGETS="standard_normal,ill_conditioned_gaussian,rotated_gaussian,neal_funnel,n
 IMPLS="ember,blackjax,numpyro"
 SAMPLERS="nuts,chees,mala"
 CHAINS=128 WARMUP=1000 DRAWS=1000 PRECISION=float
-OUT="" BUILD=1 INSTALL=1
+OUT="" BUILD=1 INSTALL=1 MATRIX=ember_matrix
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) CHAINS=32 WARMUP=200 DRAWS=200 ;;
-        --targets|--impls|--samplers|--chains|--warmup|--draws|--precision|--out)
+        --targets|--impls|--samplers|--chains|--warmup|--draws|--precision|--out|--matrix)
             [ $# -ge 2 ] || { echo "compare_matrix.sh: $1 needs a value" >&2; exit 2; }
             flag="$1" v="$2"; shift
             case "$flag" in
                 --targets) TARGETS="$v" ;; --impls) IMPLS="$v" ;; --samplers) SAMPLERS="$v" ;;
                 --chains) CHAINS="$v" ;; --warmup) WARMUP="$v" ;; --draws) DRAWS="$v" ;;
-                --precision) PRECISION="$v" ;; --out) OUT="$v" ;;
+                --precision) PRECISION="$v" ;; --out) OUT="$v" ;; --matrix) MATRIX="$v" ;;
             esac ;;
         --no-build) BUILD=0 ;;
         --no-install) INSTALL=0 ;;
@@ -77,7 +78,8 @@ STATUS=0
 
 # ---------------------------------------------------------------- builds
 EXPORT_BIN="$ROOT/build-bench/bench/ember_export_targets"
-MATRIX_BIN="$ROOT/build-bench/bench/matrix/ember_matrix"
+case "$MATRIX" in ember_matrix|ember_matrix_nuts) ;; *) echo "compare_matrix.sh: --matrix is ember_matrix or ember_matrix_nuts" >&2; exit 2 ;; esac
+MATRIX_BIN="$ROOT/build-bench/bench/matrix/$MATRIX"
 if [ "$BUILD" = 1 ]; then
     t0=$(date +%s)
     log "configuring build-bench (Release) and building ember_export_targets"
@@ -86,9 +88,9 @@ if [ "$BUILD" = 1 ]; then
         || { warn "building ember_export_targets failed"; exit 1; }
     if has_impl ember; then
         # grep without -q: -q exits at the first match, cmake then dies of SIGPIPE and pipefail fails the test
-        if cmake --build build-bench --target help 2>/dev/null | grep '\bember_matrix\b' >/dev/null; then
-            log "building ember_matrix (one translation unit per configuration; minutes)"
-            cmake --build build-bench --target ember_matrix -j2 >&2 || warn "building ember_matrix failed"
+        if cmake --build build-bench --target help 2>/dev/null | grep "\b$MATRIX\b" >/dev/null; then
+            log "building $MATRIX (one translation unit per configuration; minutes)"
+            cmake --build build-bench --target "$MATRIX" -j2 >&2 || warn "building $MATRIX failed"
         else
             warn "this tree has no ember_matrix target (bench/matrix/); ember lines are missing and ratios are n/a"
         fi

@@ -53,6 +53,7 @@
 #include <ember/kernel/mala.hpp>
 #include <ember/core/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
+#include <ember/kernel/nuts.hpp>
 #include <ember/kernel/per_chain_step_size.hpp>
 #include <ember/kernel/ula.hpp>
 #include <ember/kernel/underdamped_langevin.hpp>

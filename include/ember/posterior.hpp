@@ -180,6 +180,9 @@ result<T, P::size + (0 + ... + G::size)> posterior(result<T, D> const& r, model_
   out.diverged_at_ = r.diverged_at_;
   out.divergent_chains_ = r.divergent_chains_;
   out.divergent_transitions_ = r.divergent_transitions_;
+  out.truncated_transitions_ = r.truncated_transitions_;
+  out.gradients_ = r.gradients_;
+  out.warmup_gradients_ = r.warmup_gradients_;
   out.acceptance_ = r.acceptance_;
   out.seconds_ = r.seconds_;
   out.warmup_seconds_ = r.warmup_seconds_;

@@ -156,7 +156,18 @@ class result {
   /// Transitions the kernel flagged as divergent (non-finite proposals, HMC energy errors above
   /// the threshold), over all chains, after warm-up (burn-in and kept phase).
   std::int64_t divergent_transitions() const { return divergent_transitions_; }
-  /// Mean fraction of accepted transitions after burn-in, over non-divergent chains.
+  /// Transitions after warm-up whose trajectory a cap cut short, over all chains: NUTS trees that
+  /// reached the maximum depth without turning, ChEES trajectories longer than
+  /// `max_integrator_steps`. Such a chain explores more slowly than its settings say (a summary
+  /// warns); its draws are still exact.
+  std::int64_t truncated_transitions() const { return truncated_transitions_; }
+  /// Gradient evaluations after warm-up (burn-in and kept phase) and in warm-up, over all chains,
+  /// as the kernel reported them: exact for every built-in kernel (NUTS's vary by transition);
+  /// 0 for a user's kernel whose step_info does not set `gradients` (docs/custom_kernels.md).
+  std::int64_t gradients() const { return gradients_; }
+  std::int64_t warmup_gradients() const { return warmup_gradients_; }
+  /// Mean fraction of accepted transitions after burn-in, over non-divergent chains (NUTS: of
+  /// transitions that moved).
   double acceptance_rate() const { return acceptance_; }
   /// The acceptance the kernel was tuned to (after warm-up) or its fixed target; NaN if none.
   double target_acceptance() const { return target_acceptance_; }
@@ -207,7 +218,8 @@ class result {
   detail::host_buffer<T> final_;  // these four: sized, then copied in full from the run (copy_out)
   detail::host_buffer<std::uint8_t> frozen_;
   detail::host_buffer<std::int64_t> diverged_at_;
-  std::int64_t divergent_chains_ = 0, divergent_transitions_ = 0;
+  std::int64_t divergent_chains_ = 0, divergent_transitions_ = 0, truncated_transitions_ = 0;
+  std::int64_t gradients_ = 0, warmup_gradients_ = 0;
   double acceptance_ = 0, seconds_ = 0, warmup_seconds_ = 0;
   ember::trace<D> trace_;
   std::vector<variable> variables_;

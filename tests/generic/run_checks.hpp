@@ -37,6 +37,11 @@ void check_run_in_pieces(Backend const& backend) {
   check_pipeline_in_pieces(ember::hmc(U) | ember::warmup(150, ember::step_size(), ember::diagonal_mass(), ember::chees()) |
                                stages | ember::record(),
                            backend);
+  // NUTS: trees of every lane's own depth, pooled and per-chain step sizes.
+  check_pipeline_in_pieces(ember::nuts(U) | ember::warmup(150) | stages | ember::record(), backend);
+  check_pipeline_in_pieces(
+      ember::nuts(U) | ember::warmup(150, ember::step_size(ember::per_chain), ember::diagonal_mass()) | stages | ember::record(),
+      backend);
 }
 
 template <class Pipe, class Backend>
@@ -61,6 +66,10 @@ void check_pipeline_in_pieces(Pipe const& pipe, Backend const& backend) {
   CHECK(a.adapted().metric_scale == b.adapted().metric_scale);
   CHECK(a.adapted().step_sizes == b.adapted().step_sizes);
   CHECK(a.trace().mean.size() == b.trace().mean.size());
+  CHECK(a.gradients() == b.gradients());
+  CHECK(a.warmup_gradients() == b.warmup_gradients());
+  CHECK(a.truncated_transitions() == b.truncated_transitions());
+  CHECK(a.gradients() > 0);
 }
 
 // A progress callback's counters (a GPU backend copies only those, not the chains' state) agree

@@ -33,7 +33,8 @@ bool same_draws(R const& a, R const& b) {
   using T = typename R::value_type;
   return sa.size() == sb.size() && fa.size() == fb.size() && !sa.empty() &&
          std::memcmp(sa.data(), sb.data(), sa.size() * sizeof(T)) == 0 &&
-         std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(T)) == 0 && a.acceptance_rate() == b.acceptance_rate();
+         std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(T)) == 0 && a.acceptance_rate() == b.acceptance_rate() &&
+         a.gradients() == b.gradients() && a.warmup_gradients() == b.warmup_gradients();
 }
 
 // Saved after `cut` transitions by one pipeline, loaded into `other` (same structure), continued
@@ -88,6 +89,11 @@ TEST_CASE("every built-in kernel round-trips through a checkpoint", "[run][check
   SECTION("hmc, adapted") {
     auto p = ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(40) | ember::record();
     check_round_trip(p, p, 17, 60);
+  }
+  SECTION("nuts, adapted") {
+    auto p = ember::nuts(U) | ember::warmup(40) | ember::record();
+    check_round_trip(p, p, 17, 60);
+    check_round_trip(p, p, 45, 60);
   }
   SECTION("underdamped_langevin") {
     auto p = stages(ember::underdamped_langevin(U, {.step_size = 0.1}));

@@ -254,10 +254,12 @@ TEST_CASE("an exception from the energy reaches the caller and leaves the run at
     auto ref = ember::sample(pipe, {.chains = 64, .steps = 2100, .seed = 3, .progress = false}, be);
     auto r = ember::start(pipe, {.chains = 64, .seed = 3, .progress = false}, be);
     r.advance(100);
-    // advance's first chunk is 256 transitions (4 batches of 16 chains: 1,024 gradients); the
-    // exception comes in its second chunk.
+    // advance's first chunk is 256 transitions (64 chains in batches of the machine's SIMD width:
+    // 1,024 gradients with AVX-512's 16 lanes, 2,048 with AVX2's 8); the exception comes in its
+    // second chunk.
     evaluations = 0;
-    throw_after = 1500;
+    constexpr int lanes = ember::scalar_traits<ember::simd_batch<float>>::width;
+    throw_after = 256 * (64 / lanes) + 476;
     CHECK_THROWS_AS(r.advance(2000), std::domain_error);
     throw_after = -1;
     CHECK(r.transitions() == 356);

@@ -183,19 +183,23 @@ struct cpu_sink {
     frozen = load_lanes<S>(f) != S(T(0));
   }
   template <class State, class S>
-  void store(std::uint32_t c, State const& s, mask_t<S> const& frozen, S const& window, S const& div, S const& acc) {
+  void store(std::uint32_t c, State const& s, mask_t<S> const& frozen, S const& window, chunk_counts<S> const& n) {
     EMBER_UNROLL
     for (int i = 0; i < State::slots; ++i) store_lanes(out->slots.data() + std::int64_t(i) * stride() + c, s.slot(i));
     store_lanes(out->window.data() + c, window);
-    T f[width<S>()], d[width<S>()], a[width<S>()];
+    T f[width<S>()], d[width<S>()], a[width<S>()], tr[width<S>()], g[width<S>()];
     lanes_of(select(frozen, S(T(1)), S(T(0))), f);
-    lanes_of(div, d);
-    lanes_of(acc, a);
+    lanes_of(n.divergent, d);
+    lanes_of(n.accepted, a);
+    lanes_of(n.truncated, tr);
+    lanes_of(n.gradients, g);
     for (int i = 0; i < width<S>(); ++i) {
       auto const j = c + std::uint32_t(i);
       out->frozen[j] = f[i] != T(0);
       out->divergent[j] = in->divergent[j] + std::int64_t(d[i]);
       out->accepted[j] = in->accepted[j] + std::int64_t(a[i]);
+      out->truncated[j] = in->truncated[j] + std::int64_t(tr[i]);
+      out->gradients[j] = in->gradients[j] + std::int64_t(g[i]);
     }
   }
   template <class State, class S>

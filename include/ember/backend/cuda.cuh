@@ -175,6 +175,8 @@ struct device_arrays {
   std::int64_t* diverged_at;
   std::int64_t* accepted;
   std::int64_t* divergent;
+  std::int64_t* truncated;
+  std::int64_t* gradients;
 };
 
 // Where a chunk kernel reads and writes; plain pointers, passed by value.
@@ -209,14 +211,16 @@ struct cuda_sink {
     diverged_at = o.in.diverged_at[c];
   }
   template <class State>
-  __device__ EMBER_INLINE void store(std::uint32_t c, State const& s, bool frozen, T window, T div, T acc) {
+  __device__ EMBER_INLINE void store(std::uint32_t c, State const& s, bool frozen, T window, chunk_counts<T> const& n) {
     if (!real) return;
     for (int i = 0; i < State::slots; ++i) o.out.slots[i * o.stride + c] = s.slot(i);
     o.out.window[c] = window;
     o.out.frozen[c] = frozen ? 1 : 0;
     o.out.diverged_at[c] = diverged_at;
-    o.out.divergent[c] = o.in.divergent[c] + std::int64_t(div);
-    o.out.accepted[c] = o.in.accepted[c] + std::int64_t(acc);
+    o.out.divergent[c] = o.in.divergent[c] + std::int64_t(n.divergent);
+    o.out.accepted[c] = o.in.accepted[c] + std::int64_t(n.accepted);
+    o.out.truncated[c] = o.in.truncated[c] + std::int64_t(n.truncated);
+    o.out.gradients[c] = o.in.gradients[c] + std::int64_t(n.gradients);
   }
   template <class State>
   __device__ EMBER_INLINE void keep(std::int64_t k, std::uint32_t c, State const& s, T window, bool live) {
@@ -440,25 +444,32 @@ class backend::cuda::storage {
       copy_back(a_.diverged_at, host_.diverged_at);
       copy_back(a_.accepted, host_.accepted);
       copy_back(a_.divergent, host_.divergent);
+      copy_back(a_.truncated, host_.truncated);
+      copy_back(a_.gradients, host_.gradients);
       dirty_ = counters_dirty_ = false;
     }
     return host_;
   }
-  /// Only the counters of the committed arrays (frozen flags, accepted and divergent counts)
+  /// Only the counters of the committed arrays (frozen flags, accepted, divergent, truncated and
+  /// gradient counts)
   /// copied to the host: what a progress report reads, without the chains' state (slots may be
   /// stale in the returned arrays).
   chain_arrays<T> const& counters() const {
     if (host_.stride == 0 && host_.frozen.size() != std::size_t(chains_)) {
-      // Only the three counter arrays, not the whole mirror (at 10^7 ULA chains, 170 MB of 1.13 GB).
+      // Only the counter arrays, not the whole mirror (at 10^7 ULA chains, 170 MB of 1.13 GB).
       host_.frozen.resize(std::size_t(chains_));
       host_.accepted.resize(std::size_t(chains_));
       host_.divergent.resize(std::size_t(chains_));
+      host_.truncated.resize(std::size_t(chains_));
+      host_.gradients.resize(std::size_t(chains_));
       counters_dirty_ = true;
     }
     if (counters_dirty_) {
       copy_back(a_.frozen, host_.frozen);
       copy_back(a_.accepted, host_.accepted);
       copy_back(a_.divergent, host_.divergent);
+      copy_back(a_.truncated, host_.truncated);
+      copy_back(a_.gradients, host_.gradients);
       counters_dirty_ = false;
     }
     return host_;
@@ -494,6 +505,8 @@ class backend::cuda::storage {
     copy_to(host_.diverged_at, a_.diverged_at);
     copy_to(host_.accepted, a_.accepted);
     copy_to(host_.divergent, a_.divergent);
+    copy_to(host_.truncated, a_.truncated);
+    copy_to(host_.gradients, a_.gradients);
   }
 
  private:
@@ -524,9 +537,10 @@ class backend::cuda::storage {
   struct arrays {
     device_vector<T> slots, window;
     device_vector<std::uint8_t> frozen;
-    device_vector<std::int64_t> diverged_at, accepted, divergent;
+    device_vector<std::int64_t> diverged_at, accepted, divergent, truncated, gradients;
     detail::device_arrays<T> pointers() const {
-      return {slots.data(), window.data(), frozen.data(), diverged_at.data(), accepted.data(), divergent.data()};
+      return {slots.data(),    window.data(),    frozen.data(),   diverged_at.data(),
+              accepted.data(), divergent.data(), truncated.data(), gradients.data()};
     }
   };
   void allocate(arrays& a) {
@@ -537,9 +551,13 @@ class backend::cuda::storage {
     a.diverged_at.resize(n);
     a.accepted.resize(n);
     a.divergent.resize(n);
+    a.truncated.resize(n);
+    a.gradients.resize(n);
     detail::cuda_check(cudaMemset(a.window.data(), 0, n * sizeof(T)), "cudaMemset");
     detail::cuda_check(cudaMemset(a.accepted.data(), 0, n * 8), "cudaMemset");
     detail::cuda_check(cudaMemset(a.divergent.data(), 0, n * 8), "cudaMemset");
+    detail::cuda_check(cudaMemset(a.truncated.data(), 0, n * 8), "cudaMemset");
+    detail::cuda_check(cudaMemset(a.gradients.data(), 0, n * 8), "cudaMemset");
     detail::cuda_check(cudaMemset(a.frozen.data(), 0, n), "cudaMemset");
     detail::cuda_check(cudaMemset(a.diverged_at.data(), 0xFF, n * 8), "cudaMemset");  // −1 until init says −2
   }

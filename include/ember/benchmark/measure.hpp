@@ -5,7 +5,8 @@
 /// target's instance in precision T, the sampler's pipeline on its energy with `record()`, a run
 /// (run/run.hpp) advanced through the warm-up and then through the draws, each timed apart; gradient
 /// evaluations counted exactly (`gradients_of_transition` at every transition, with the kernel
-/// of that transition: ChEES changes the trajectory length during warm-up); then the draws of the
+/// of that transition: ChEES changes the trajectory length during warm-up; NUTS's from the run's
+/// own count, `result::gradients()`, since a tree's size is known only once built); then the draws of the
 /// reported coordinates go to the report, which computes the metrics of metrics.hpp.
 ///
 /// A configuration that cannot make sense is skipped at compile time, with the reason in its
@@ -113,6 +114,8 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
     r.draws = axes.draws;
     r.dim = D;
     r.target_acceptance = sampler.target_acceptance;
+    if constexpr (requires { backend->threads; })
+      if (backend && backend->threads > 0) r.threads = backend->threads;
     return r;
   };
   // The chain counts of `axes` as this target runs them (capped by its max_chains), each once:
@@ -153,7 +156,10 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
         using clock = std::chrono::steady_clock;
         auto const t0 = clock::now();
         double grads = 0;
-        if constexpr (requires { run.kernel().trajectory_length; }) {
+        using kernel_type = std::remove_cvref_t<decltype(run.kernel())>;
+        if constexpr (counts_gradients_as_it_goes<kernel_type>) {
+          run.advance(axes.warmup);  // counted by the run (below)
+        } else if constexpr (requires { run.kernel().trajectory_length; }) {
           // HMC: the warm-up may change the steps per transition, so step through it.
           for (std::int64_t t = 0; t < axes.warmup; ++t) {
             grads += gradients_of_transition(run.kernel(), t);
@@ -170,11 +176,19 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
         r.sampling_s = std::chrono::duration<double>(t2 - t1).count();
         r.grads_warmup = grads;
         auto const k = run.kernel();
-        std::vector<double> cumulative(std::size_t(axes.draws + 1), 0.0);
-        for (std::int64_t n = 0; n < axes.draws; ++n)
-          cumulative[std::size_t(n + 1)] = cumulative[std::size_t(n)] + gradients_of_transition(k, axes.warmup + n);
-
         auto const res = run.result();
+        std::vector<double> cumulative(std::size_t(axes.draws + 1), 0.0);
+        if constexpr (counts_gradients_as_it_goes<kernel_type>) {
+          // The run's exact counts, per chain; a kept draw's own count is not kept, so the
+          // cumulative count is the mean per transition times n (NUTS's tree sizes vary by draw).
+          r.grads_warmup = double(res.warmup_gradients()) / double(r.chains);
+          double const per = double(res.gradients()) / (double(r.chains) * double(axes.draws));
+          for (std::int64_t n = 0; n < axes.draws; ++n) cumulative[std::size_t(n + 1)] = per * double(n + 1);
+        } else {
+          for (std::int64_t n = 0; n < axes.draws; ++n)
+            cumulative[std::size_t(n + 1)] = cumulative[std::size_t(n)] + gradients_of_transition(k, axes.warmup + n);
+        }
+
         r.acceptance = res.acceptance_rate();
         r.harmonic_target = res.harmonic_target();
         r.divergences = res.divergent_transitions() + res.divergent_chains();

@@ -48,12 +48,16 @@ struct configuration_metrics {
   double grads_warmup = null, grads_sampling = null; ///< per chain
   double ess_bulk_x = null, ess_bulk_x2 = null, ess_tail_x = null, ess_min = null;
   double ess_per_s = null, ess_per_grad = null;
+  /// The same with the warm-up's seconds and gradients added (what a user waits for and pays).
+  double ess_per_s_with_warmup = null, ess_per_grad_with_warmup = null;
   double grads_to_b2_avg = null, grads_to_b2_max = null, b2_avg = null, b2_max = null;
   std::int64_t divergences = 0;
   double rhat_max = null, acceptance = null, target_acceptance = null;
   bool harmonic_target = false;  ///< the target is for the harmonic mean over chains (ChEES)
   std::string health;  ///< "ok" or the failed gates, comma-separated
   std::string skipped; ///< empty, or why the configuration was not run
+  int threads = 0;      ///< threads the CPU backend ran on (OpenMP's default unless the backend set them)
+  std::string machine;  ///< the CPU's model name and logical cores (/proc/cpuinfo)
   double z_max = null; ///< the largest bias |z| (not in the JSON line; decides the "bias" gate)
 };
 
@@ -168,6 +172,8 @@ inline void finish(configuration_metrics& m) {
       std::isnan(m.ess_bulk_x) || std::isnan(m.ess_bulk_x2) ? std::nan("") : std::min(m.ess_bulk_x, m.ess_bulk_x2);
   m.ess_per_s = m.ess_min / m.sampling_s;
   m.ess_per_grad = m.ess_min / (double(m.chains) * m.grads_sampling);
+  m.ess_per_s_with_warmup = m.ess_min / (m.warmup_s + m.sampling_s);
+  m.ess_per_grad_with_warmup = m.ess_min / (double(m.chains) * (m.grads_warmup + m.grads_sampling));
   std::string h;
   auto const fail = [&](char const* gate) {
     if (!h.empty())

@@ -17,16 +17,41 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 namespace ember::benchmark {
 
 namespace detail {
+/// OpenMP's default thread count: OMP_NUM_THREADS's first number if set, else the logical cores.
+inline int default_threads() {
+  if (char const* v = std::getenv("OMP_NUM_THREADS"); v && std::atoi(v) > 0) return std::atoi(v);
+  unsigned const n = std::thread::hardware_concurrency();
+  return n > 0 ? int(n) : 1;
+}
+/// "model name" of /proc/cpuinfo and the logical cores, e.g. "Intel(R) Xeon(R) ... x 2"; "unknown"
+/// where there is no such file.
+inline std::string const& machine_name() {
+  static std::string const name = [] {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line, model = "unknown";
+    while (std::getline(f, line))
+      if (line.rfind("model name", 0) == 0) {
+        auto const colon = line.find(':');
+        if (colon != std::string::npos) model = line.substr(line.find_first_not_of(" \t", colon + 1));
+        break;
+      }
+    model += " x ";
+    return model += std::to_string(std::thread::hardware_concurrency());
+  }();
+  return name;
+}
 inline std::string json_string(std::string const& s) {
   std::string out = "\"";
   for (char ch : s) {
@@ -88,6 +113,8 @@ inline std::string json_line(configuration_metrics const& m) {
   key("ess_min", num(m.ess_min));
   key("ess_per_s", num(m.ess_per_s));
   key("ess_per_grad", num(m.ess_per_grad));
+  key("ess_per_s_with_warmup", num(m.ess_per_s_with_warmup));
+  key("ess_per_grad_with_warmup", num(m.ess_per_grad_with_warmup));
   key("grads_to_b2_avg", num(m.grads_to_b2_avg));
   key("grads_to_b2_max", num(m.grads_to_b2_max));
   key("b2_avg", num(m.b2_avg));
@@ -98,6 +125,8 @@ inline std::string json_line(configuration_metrics const& m) {
   key("target_acceptance", num(m.target_acceptance));
   key("health", ran ? json_string(m.health) : "null");
   key("skipped", ran ? "null" : json_string(m.skipped));
+  key("threads", std::to_string(m.threads));
+  key("machine", json_string(m.machine));
   return s + "}";
 }
 
@@ -116,6 +145,7 @@ struct configuration_run {
   skip skipped = skip::none;
   double warmup_s = 0, sampling_s = 0, grads_warmup = 0, acceptance = 0;
   std::int64_t divergences = 0;
+  int threads = 0;  ///< the backend's threads (0: its default, OpenMP's)
   std::span<double const> xs, cumulative;
   reference_view reference;
 };
@@ -197,6 +227,8 @@ private:
     m.draws = r.draws;
     m.dim = r.dim;
     m.target_acceptance = r.target_acceptance;
+    m.threads = r.threads > 0 ? r.threads : detail::default_threads();
+    m.machine = detail::machine_name();
     if (*r.id)
       m.compile_s = out.compile_seconds(r.id);
     using skip = configuration_run::skip;

@@ -23,6 +23,11 @@
 
 namespace ember::benchmark {
 
+/// Whether a kernel's gradients per transition are known only after the transition (NUTS: a
+/// tree's size); the matrix then takes them from the run's own count (`result::gradients()`).
+template <class K>
+inline constexpr bool counts_gradients_as_it_goes = requires { K::accepted_means_moved; };
+
 /// Gradient evaluations of one chain at transition t under kernel k.
 template <class K>
 double gradients_of_transition(K const& k, std::int64_t t) {
@@ -61,6 +66,20 @@ struct adapted_hmc {
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
     return hmc(U, {.integrator_steps = integrator_steps, .jitter = jitter}) | warmup(w);
+  }
+};
+
+/// NUTS (multinomial, generalised U-turn; kernel/nuts.hpp) with Stan's warm-up of its step size
+/// (towards a mean tree acceptance of 0.8) and diagonal metric (`warmup(w)`). No acceptance gate:
+/// its acceptance rate counts transitions that moved, not the statistic it was tuned on.
+struct adapted_nuts {
+  char const* name = "nuts";
+  int max_tree_depth = 10;
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = std::numeric_limits<double>::quiet_NaN();
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return nuts(U, {.max_tree_depth = max_tree_depth}) | warmup(w);
   }
 };
 

@@ -63,15 +63,21 @@ EMBER_HD EMBER_INLINE chain_state<S, D> select_state(M const& m, chain_state<S, 
 }
 
 /// What one transition reports besides the new state: whether the proposal was accepted
-/// (1 or 0 per lane; always 1 for unadjusted kernels), whether it diverged (a non-finite
-/// proposal energy, or an energy error above the divergence threshold), and the Metropolis
-/// acceptance probability min(1, e^{log ratio}) (1 for unadjusted kernels, 0 for a NaN ratio),
-/// which step-size adaptation averages.
+/// (1 or 0 per lane; always 1 for unadjusted kernels; for NUTS, whether the chain moved),
+/// whether it diverged (a non-finite proposal energy, or an energy error above the divergence
+/// threshold), the acceptance statistic step-size adaptation averages (the Metropolis
+/// probability min(1, e^{log ratio}), 1 for unadjusted kernels, 0 for a NaN ratio; NUTS: its
+/// mean over the tree), the gradient evaluations the transition made (the run counts them:
+/// `result::gradients()`; 0 from a kernel that does not say), and whether its trajectory was cut
+/// short by a cap (NUTS's maximum tree depth, a ChEES trajectory's `max_integrator_steps`),
+/// which a run counts and a summary warns about.
 template <class S>
 struct step_info {
   S accepted;
   mask_t<S> divergent;
   S accept_prob;
+  S gradients = S(0);
+  mask_t<S> truncated = mask_t<S>(false);
 };
 
 /// Where a trajectory ended, before the accept step: position and velocity dx/dt = L v. ChEES

@@ -77,6 +77,8 @@ struct summary_table {
   };
   std::vector<row> dims = std::vector<row>(std::size_t(D));  ///< on the heap: a posterior may have many columns
   std::int64_t chains = 0, kept = 0, divergent_chains = 0, divergent_transitions = 0;
+  std::int64_t truncated_transitions = 0;  ///< after warm-up, cut short by a cap (result::truncated_transitions)
+  std::int64_t gradients = 0, warmup_gradients = 0;  ///< after and in warm-up, over all chains
   std::int64_t draws = 0;  ///< draws the statistics use: live chains × 2⌊kept/2⌋
   double acceptance = 0, seconds = 0, warmup_seconds = 0;  ///< every transition's seconds, and warm-up's part
   double target_acceptance = std::numeric_limits<double>::quiet_NaN(), acceptance_band = 0.1;
@@ -138,6 +140,16 @@ struct summary_table {
                     "suits every region and the chains under-visit the stiff one, so moments there are biased: "
                     "reparametrise (a funnel: non-centred) or raise the target acceptance.",
                     (long long)divergent_transitions);
+      w.emplace_back(b);
+    }
+    if (truncated_transitions > 0) {
+      std::snprintf(b, sizeof b,
+                    "WARNING: %lld transitions after warm-up stopped at the trajectory cap (NUTS: the maximum tree "
+                    "depth; ChEES: max_integrator_steps) before the trajectory turned: the draws are still exact, but "
+                    "the chains explore more slowly than the sampler intends. Raise the cap (nuts: .max_tree_depth), "
+                    "or reparametrise where the posterior is stretched or strongly correlated (a dense metric helps "
+                    "the latter).",
+                    (long long)truncated_transitions);
       w.emplace_back(b);
     }
     if (stuck_chains > 0) {
@@ -278,6 +290,16 @@ struct summary_table {
     std::snprintf(line, sizeof line, ", divergent chains %lld, divergent transitions %lld\n",
                   (long long)s.divergent_chains, (long long)s.divergent_transitions);
     os << line;
+    if (s.gradients > 0) {
+      std::snprintf(line, sizeof line, "  gradient evaluations %lld after warm-up, %lld in warm-up", (long long)s.gradients,
+                    (long long)s.warmup_gradients);
+      os << line;
+      if (s.truncated_transitions > 0) {
+        std::snprintf(line, sizeof line, "; %lld transitions at the trajectory cap", (long long)s.truncated_transitions);
+        os << line;
+      }
+      os << "\n";
+    }
     if (std::isfinite(s.chain_acceptance_min)) {
       std::snprintf(line, sizeof line, "  acceptance per chain: min %.4f, median %.4f, max %.4f\n",
                     s.chain_acceptance_min, s.chain_acceptance_median, s.chain_acceptance_max);
@@ -357,6 +379,11 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
   s.kept = r.kept();
   s.divergent_chains = r.divergent_chains();
   s.divergent_transitions = r.divergent_transitions();
+  if constexpr (requires { r.gradients(); }) {
+    s.truncated_transitions = r.truncated_transitions();
+    s.gradients = r.gradients();
+    s.warmup_gradients = r.warmup_gradients();
+  }
   s.acceptance = r.acceptance_rate();
   s.seconds = r.seconds();
   if constexpr (requires { r.warmup_seconds(); }) s.warmup_seconds = r.warmup_seconds();

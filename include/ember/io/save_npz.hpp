@@ -15,6 +15,7 @@
 /// | `acceptance_rate`, `seconds` | () | float64 | the run's (seconds: every transition, warm-up included) |
 /// | `warmup_seconds` | () | float64 | the warm-up's part of `seconds` |
 /// | `divergent_transitions` | () | int64 | |
+/// | `truncated_transitions`, `gradients`, `warmup_gradients` | () | int64 | after warm-up (gradients: and in it), over all chains |
 /// | `trace_live_chains` | (K,) | int64 | with `track(...)`: chains live at each kept step |
 /// | `trace_mean`, `trace_variance` | (K, D) | float64 | with `track(moments)` |
 /// | `trace_acceptance`, `trace_energy` | (K,) | float64 | with `track(acceptance)`, `track(mean_energy)` |
@@ -128,6 +129,11 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
   z.add_scalar("seconds", double(r.seconds()));
   if constexpr (requires { r.warmup_seconds(); }) z.add_scalar("warmup_seconds", double(r.warmup_seconds()));
   z.add_scalar("divergent_transitions", std::int64_t(r.divergent_transitions()));
+  if constexpr (requires { r.gradients(); }) {
+    z.add_scalar("truncated_transitions", std::int64_t(r.truncated_transitions()));
+    z.add_scalar("gradients", std::int64_t(r.gradients()));
+    z.add_scalar("warmup_gradients", std::int64_t(r.warmup_gradients()));
+  }
 
   auto const& tr = r.trace();
   if (!tr.live_chains.empty()) {

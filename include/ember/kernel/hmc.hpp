@@ -63,13 +63,24 @@ struct hmc_kernel {
   value_type trajectory_length = 0;
   int max_integrator_steps = 1024;
 
-  /// Step size and integrator steps of transition t (host and device; no per-chain value).
-  EMBER_HD int integrator_steps_at(std::uint32_t t, value_type& eps) const {
+  /// Step size and integrator steps of transition t (host and device; no per-chain value);
+  /// `capped` says whether a trajectory length asked for more than `max_integrator_steps`.
+  EMBER_HD int integrator_steps_at(std::uint32_t t, value_type& eps, bool& capped) const {
     eps = step_size;
+    capped = false;
     if (jitter > 0) eps = value_type(double(step_size) * (1 + double(jitter) * (2 * halton(t + 1, 3) - 1)));
     if (!(trajectory_length > 0)) return integrator_steps;
     double n = std::ceil(halton(std::uint64_t(t) + 1, 2) * double(trajectory_length) / double(eps));
-    return n < 1 ? 1 : n > max_integrator_steps ? max_integrator_steps : int(n);
+    capped = n > max_integrator_steps;
+    return n < 1 ? 1 : capped ? max_integrator_steps : int(n);
+  }
+  EMBER_HD int integrator_steps_at(std::uint32_t t, value_type& eps) const {
+    bool capped;
+    return integrator_steps_at(t, eps, capped);
+  }
+  /// The most gradients one transition evaluates (a run keeps its per-chunk counts exact with it).
+  int max_gradients() const {
+    return Integrator::gradients_per_step * (trajectory_length > 0 ? max_integrator_steps : integrator_steps);
   }
 
   template <class S>
@@ -80,15 +91,21 @@ struct hmc_kernel {
   template <class S>
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng) const {
     value_type eps;
-    int const L = integrator_steps_at(rng.step, eps);
-    return transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr), eps, L);
+    bool capped;
+    int const L = integrator_steps_at(rng.step, eps, capped);
+    auto info = transition<false>(s, rng, static_cast<trajectory_end<S, dim>*>(nullptr), eps, L);
+    info.truncated = mask_t<S>(capped);
+    return info;
   }
   /// The same transition, also reporting where the trajectory ended (for ChEES).
   template <class S>
   EMBER_HD step_info<S> step(chain_state<S, dim>& s, chain_rng<S> const& rng, trajectory_end<S, dim>& end) const {
     value_type eps;
-    int const L = integrator_steps_at(rng.step, eps);
-    return transition<true>(s, rng, &end, eps, L);
+    bool capped;
+    int const L = integrator_steps_at(rng.step, eps, capped);
+    auto info = transition<true>(s, rng, &end, eps, L);
+    info.truncated = mask_t<S>(capped);
+    return info;
   }
   /// The same transition with step size `eps` per lane (each chain its own; per_chain_step_size.hpp),
   /// jittered by the same factor for every lane, and `.integrator_steps` steps for every lane so a
@@ -160,7 +177,9 @@ struct hmc_kernel {
       end->x = q.x;
       end->velocity = metric.apply(v);
     }
-    return metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
+    auto info = metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
+    info.gradients = S(T(Integrator::gradients_per_step * L));
+    return info;
   }
 };
 

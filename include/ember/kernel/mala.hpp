@@ -102,8 +102,10 @@ struct mala_kernel {
       fwd = fwd + xi[i] * xi[i];
     }
     S log_ratio = s.energy - p.energy + S(T(0.5)) * fwd - inv4eta * rev;
-    return metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept),
-                               !is_finite(p.energy) || !(-log_ratio <= S(divergence_threshold)));
+    auto info = metropolis_hastings(s, p, log_ratio, rng.uniform(purpose::accept),
+                                    !is_finite(p.energy) || !(-log_ratio <= S(divergence_threshold)));
+    info.gradients = S(T(1));
+    return info;
   }
 };
 

@@ -41,7 +41,7 @@ struct ula_kernel {
     EMBER_UNROLL
     for (int i = 0; i < dim; ++i) s.x[i] = y[i];
     s.energy = energy.value_and_grad(s.x, s.grad);
-    return {S(1), !is_finite(s.energy), S(1)};
+    return {S(1), !is_finite(s.energy), S(1), S(1)};
   }
 
   void validate() const { detail::require_step_size(double(step_size), "ember::ula"); }

@@ -109,6 +109,7 @@ EMBER_HD EMBER_INLINE step_info<S> adjusted_transition(E const& U, phase_state<S
   for (int i = 0; i < D; ++i) s.p[i] = -s.p[i];
   auto info = metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
   Split::template apply<n - 1, n>(U, s, s.p, h, mass, ou, noise);
+  info.gradients = S(element_t<S>(Split::gradients_per_step));
   return info;
 }
 }  // namespace detail
@@ -159,7 +160,7 @@ struct underdamped_langevin_kernel {
       return detail::adjusted_transition<obabo>(energy, s, rng, step_size, detail::splitting_mass(*this),
                                                 value_type(0.5) * inv_mass, warmup_ou, value_type(1000));
     Split::step(energy, s, s.p, step_size, detail::splitting_mass(*this), ou, detail::splitting_noise<S, dim>{rng});
-    return {S(1), !is_finite(s.energy), S(1)};
+    return {S(1), !is_finite(s.energy), S(1), S(element_t<S>(Split::gradients_per_step))};
   }
   /// This kernel in its warm-up form (`guarded`), as a warm-up's `kernel_at` asks for it.
   underdamped_langevin_kernel in_warmup() const {

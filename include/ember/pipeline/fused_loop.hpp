@@ -10,8 +10,8 @@
 ///
 /// A sink (backend-supplied) provides:
 ///   load(chain, state, frozen, window)        the chain's stored state, frozen mask, window count;
-///   store(chain, state, frozen, window, divergent, accepted)   at the end of the chunk, with the
-///                                             chunk's divergent-transition and accepted counts;
+///   store(chain, state, frozen, window, counts)   at the end of the chunk, with what the chunk
+///                                             counted (`chunk_counts`);
 ///   keep(k, chain, state, window, live)       at kept step k (global index) with the accepted
 ///                                             count since the previous kept step;
 ///   diverged(chain, newly, t)                 when lanes go non-finite at transition t;
@@ -25,6 +25,7 @@
 #include <ember/core/rng.hpp>
 #include <ember/pipeline/pipeline.hpp>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace ember {
@@ -40,6 +41,27 @@ struct chunk {
 
 /// The longest chunk: per-chunk counts live in the lane type, and a float counts exactly to 2²⁴.
 inline constexpr std::int64_t max_chunk = std::int64_t(1) << 22;
+
+/// What a chunk counted per lane besides the chains' state, added by the sink to the run's
+/// per-chain totals. In the lane type, so exact while below 2²⁴ a lane: a chunk is at most
+/// 2²² transitions, and at most 2²⁴ / (the kernel's most gradients a transition) (run/run.hpp).
+template <class S>
+struct chunk_counts {
+  S divergent = S(0);  ///< divergent transitions after warm-up
+  S accepted = S(0);   ///< accepted transitions in the kept phase
+  S truncated = S(0);  ///< transitions after warm-up whose trajectory a cap cut short
+  S gradients = S(0);  ///< gradient evaluations the kernel reported, in every phase
+};
+
+/// The longest chunk of `kernel`: at most `max_chunk`, and few enough transitions that its
+/// gradient count stays below 2²⁴ a lane. A kernel whose transitions may take many gradients
+/// says how many at most (`max_gradients()`: HMC, NUTS); any other is taken to take at most 64.
+template <class Kernel>
+std::int64_t max_chunk_for(Kernel const& kernel) {
+  std::int64_t g = 64;
+  if constexpr (requires { kernel.max_gradients(); }) g = std::max<std::int64_t>(1, std::int64_t(kernel.max_gradients()));
+  return std::min<std::int64_t>(max_chunk, std::max<std::int64_t>(1, (std::int64_t(1) << 24) / g));
+}
 
 /// The default start state of a chain: x₀ ~ uniform(−2, 2) in each sampled (unconstrained)
 /// coordinate, as Stan and NumPyro start, drawn from the chain's own stream (step 0, purpose
@@ -109,7 +131,7 @@ EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref
   mask_t<S> frozen;
   S window;
   sink.load(chain, s, frozen, window);
-  S divergent_transitions = S(0), accepted_total = S(0);
+  chunk_counts<S> counts;
 
   // One loop and the same transition code for every phase, so every transition is the same
   // machine code and a chain's path does not depend on where a phase or a chunk ends. A
@@ -145,14 +167,20 @@ EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref
       s = select_state(keep_prev, prev, s);
       info.accepted = select(keep_prev, S(0), info.accepted);
       info.divergent = info.divergent && !frozen;
+      info.truncated = info.truncated && !frozen;
+      info.gradients = select(frozen, S(0), info.gradients);  // a frozen lane's work is no chain's
       if (any(newly)) sink.diverged(chain, newly, t);
       frozen = frozen || bad;
     }
     if constexpr (Observe != observe::nothing) sink.observe(chain, info.accept_prob, frozen);
-    if (t >= ch.count_from) divergent_transitions = divergent_transitions + select(info.divergent, S(1), S(0));
+    counts.gradients = counts.gradients + info.gradients;
+    if (t >= ch.count_from) {
+      counts.divergent = counts.divergent + select(info.divergent, S(1), S(0));
+      counts.truncated = counts.truncated + select(info.truncated, S(1), S(0));
+    }
 
     if (t < ch.keep_from) continue;
-    accepted_total = accepted_total + info.accepted;
+    counts.accepted = counts.accepted + info.accepted;
     window = window + info.accepted;
     if (--until_keep == 0) {
       sink.keep(k, chain, s, window, !frozen);
@@ -161,7 +189,7 @@ EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref
       window = S(0);
     }
   }
-  sink.store(chain, s, frozen, window, divergent_transitions, accepted_total);
+  sink.store(chain, s, frozen, window, counts);
 }
 
 /// A chain's first state: `kernel.init` at its start position, frozen if not finite. A kernel
@@ -181,7 +209,7 @@ EMBER_HD EMBER_HOT void fused_init(Kernel const& kernel, vec<S, Kernel::dim> con
   auto s = init_state<S>(kernel, x0, key, chain);
   mask_t<S> frozen = !state_is_finite<Kernel>(s);
   if (any(frozen)) sink.diverged(chain, frozen, std::int64_t(-1));
-  sink.store(chain, s, frozen, S(0), S(0), S(0));
+  sink.store(chain, s, frozen, S(0), chunk_counts<S>{});
 }
 
 /// Tries of a default start before a chain whose energy or gradient is still not finite there is
@@ -203,7 +231,7 @@ EMBER_HD EMBER_HOT void fused_default_init(Kernel const& kernel, std::uint64_t k
     bad = !state_is_finite<Kernel>(s);
   }
   if (any(bad)) sink.diverged(chain, bad, std::int64_t(-1));
-  sink.store(chain, s, bad, S(0), S(0), S(0));
+  sink.store(chain, s, bad, S(0), chunk_counts<S>{});
 }
 
 }  // namespace ember

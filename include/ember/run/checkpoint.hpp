@@ -99,7 +99,7 @@ struct run_checkpoint {
     using state_type = typename Run::state_type;
     detail::byte_writer w;
     w.bytes = "EMBERRUN";
-    w.put(std::uint32_t(2));  // format (2: a structural fingerprint, the energy checked on load)
+    w.put(std::uint32_t(3));  // format (2: a structural fingerprint, the energy checked on load; 3: truncated and gradient counts)
     w.put(detail::ember_version);
     w.put(std::uint32_t(sizeof(T)));
     w.put(std::uint32_t(D));
@@ -115,6 +115,7 @@ struct run_checkpoint {
     w.put(self.warmup_seconds_);
     w.put(self.restarted_chains_);
     w.put(self.restarted_high_);
+    w.put(self.warmup_gradients_);
     w.put_vector(self.energy_snapshot_);
     w.put_vector(self.stuck_snapshot_);
     self.warm_.save(w);  // every adapter's state, in the warm-up's order
@@ -128,6 +129,8 @@ struct run_checkpoint {
     w.put_vector(a.diverged_at);
     w.put_vector(a.accepted);
     w.put_vector(a.divergent);
+    w.put_vector(a.truncated);
+    w.put_vector(a.gradients);
     w.put_vector(self.samples_);
     w.put_vector(self.track_);
     detail::write_file_atomically(path, std::move(w.bytes));
@@ -144,7 +147,7 @@ struct run_checkpoint {
     auto const refuse = [&](std::string const& why) {
       throw std::runtime_error("ember::run::load: " + path + " " + why);
     };
-    if (r.get<std::uint32_t>() != 2) refuse("has a checkpoint format this ember cannot read");
+    if (r.get<std::uint32_t>() != 3) refuse("has a checkpoint format this ember cannot read");
     char version[16];
     r.get_bytes(version);
     if (std::memcmp(version, detail::ember_version, sizeof version) != 0) {
@@ -164,7 +167,7 @@ struct run_checkpoint {
     if (r.get<std::uint64_t>() != detail::structural_fingerprint<P>(state_type::slots))
       refuse("was written for a different pipeline (kernel, metric, integrator, warm-up or stages differ)");
     sample_options<T, D> opt;
-    opt.chains = r.get_count(3 * sizeof(std::int64_t) + 1);  // each chain holds diverged_at, accepted, divergent, frozen
+    opt.chains = r.get_count(5 * sizeof(std::int64_t) + 1);  // each chain: diverged_at, accepted, divergent, truncated, gradients, frozen
     opt.seed = r.get<std::uint64_t>();
     opt.progress = false;
     auto const key = r.get<std::uint64_t>();
@@ -186,6 +189,7 @@ struct run_checkpoint {
     out.warmup_seconds_ = r.get<double>();
     out.restarted_chains_ = r.get<std::int64_t>();
     out.restarted_high_ = r.get<std::int64_t>();
+    out.warmup_gradients_ = r.get<std::int64_t>();
     {
       auto const e = r.get_vector<double>();
       if (!e.empty() && e.size() != std::size_t(opt.chains)) refuse("is corrupt (an energy snapshot of another size)");
@@ -213,6 +217,8 @@ struct run_checkpoint {
     a.diverged_at = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.diverged_at.size());
     a.accepted = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.accepted.size());
     a.divergent = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.divergent.size());
+    a.truncated = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.truncated.size());
+    a.gradients = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.gradients.size());
     out.samples_ = r.get_vector<T, detail::host_buffer<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
     out.track_ = r.get_vector<double>(std::uint64_t(sch.kept_before(t)) * std::uint64_t(P::track_stride));
     if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");

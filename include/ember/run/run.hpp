@@ -42,6 +42,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -110,7 +111,7 @@ class run {
       std::int64_t const end = t_begin + n;
       bool const warming = t_ < sched_.warmup;
       chunk ch{t_, 0, sched_.keep_from(), sched_.warmup, sched_.thin, key_};
-      ch.end = warming ? t_ + 1 : std::min({end, t_ + len, t_ + max_chunk});
+      ch.end = warming ? t_ + 1 : std::min({end, t_ + len, t_ + max_chunk_for(kernel_)});
       auto const c0 = std::chrono::steady_clock::now();
       if (warming) {
         kernel_type const k = warm_.kernel_at(t_);
@@ -129,6 +130,7 @@ class run {
         if (t_ == sched_.warmup) {
           detail::reassign(kernel_, warm_.frozen());
           kernel_.validate();
+          warmup_gradients_ = total_gradients();
         }
       } else {
         run_chunk(kernel_, ch, std::integral_constant<observe, observe::nothing>{});
@@ -244,13 +246,7 @@ class run {
     r.warming_up = t_ < sched_.warmup;
     r.seconds = elapsed;
     r.seconds_left = done > 0 ? elapsed * double(total - done) / double(done) : 0;
-    // Only the counters: a GPU backend then copies three small arrays, not every chain's state.
-    auto const& a = [&]() -> auto const& {
-      if constexpr (requires { storage_.counters(); })
-        return storage_.counters();
-      else
-        return storage_.host();
-    }();
+    auto const& a = counters();
     std::int64_t acc = 0, live = 0;
     for (std::int64_t c = 0; c < chains_; ++c) {
       r.divergent_transitions += a.divergent[std::size_t(c)];
@@ -283,12 +279,20 @@ class run {
     double acc = 0;
     for (std::size_t c = 0; c < n; ++c)
       if (!out.frozen_[c]) acc += double(out.accepted_[c]);
+    {
+      auto const& a = counters();
+      std::int64_t const all = total_gradients();
+      out.warmup_gradients_ = t_ >= sched_.warmup ? warmup_gradients_ : all;
+      out.gradients_ = all - out.warmup_gradients_;
+      out.truncated_transitions_ = std::accumulate(a.truncated.begin(), a.truncated.begin() + chains_, std::int64_t(0));
+    }
     out.seconds_ = seconds_;
     out.warmup_seconds_ = warmup_seconds_;
     out.adapted_ = adapted();
     // An unadjusted kernel accepts everything: its target (a would-be acceptance that only a
     // warm-up reads, kernel/underdamped_langevin.hpp) is no acceptance rate to report.
-    constexpr bool adjusted = !requires { kernel_type::unadjusted; };
+    // NUTS's accepted count is of transitions that moved, no rate to hold against its target.
+    constexpr bool adjusted = !requires { kernel_type::unadjusted; } && !requires { kernel_type::accepted_means_moved; };
     if constexpr (requires { kernel_type::target_acceptance; } && adjusted) out.target_acceptance_ = kernel_type::target_acceptance;
     auto const notes = warm_.notes(kernel(), t_ >= sched_.warmup);
     if (adjusted && notes.target_acceptance > 0) out.target_acceptance_ = notes.target_acceptance;
@@ -436,6 +440,19 @@ class run {
   std::vector<T> stuck_snapshot_;         // positions at warm-up's last look for chains that never moved
   std::int64_t restarted_chains_ = 0;     // chains restarted by that look, over warm-up
   std::int64_t restarted_high_ = 0;       // chains restarted for standing far above the others in energy
+  std::int64_t warmup_gradients_ = 0;     // gradient evaluations of the warm-up, over all chains
+
+  // Only the counters: a GPU backend then copies a few small arrays, not every chain's state.
+  chain_arrays<T> const& counters() const {
+    if constexpr (requires { storage_.counters(); })
+      return storage_.counters();
+    else
+      return storage_.host();
+  }
+  std::int64_t total_gradients() const {
+    auto const& a = counters();
+    return std::accumulate(a.gradients.begin(), a.gradients.begin() + chains_, std::int64_t(0));
+  }
   std::vector<double> energy_snapshot_;   // energies at warm-up's last look (NaN: frozen; ∞: restarted)
   bool show_progress_ = true;
   std::function<void(progress_report const&)> on_progress_;

@@ -21,6 +21,8 @@ struct chain_arrays {
   detail::host_vector<std::int64_t> diverged_at;  ///< transition at which it froze; −1 start, −2 never
   detail::host_vector<std::int64_t> accepted;   ///< accepted transitions in the kept phase (exact)
   detail::host_vector<std::int64_t> divergent;  ///< divergent transitions after warm-up (exact)
+  detail::host_vector<std::int64_t> truncated;  ///< transitions after warm-up cut short by a cap (exact)
+  detail::host_vector<std::int64_t> gradients;  ///< gradient evaluations reported, warm-up included (exact)
 
   /// Sizes the arrays for `chains` chains padded to `padded`. The state slots of the chains and
   /// of a SIMD path's ghost lanes are left unfilled: every backend writes them (first states,
@@ -38,6 +40,8 @@ struct chain_arrays {
     diverged_at.assign(n, -2);
     accepted.assign(n, 0);
     divergent.assign(n, 0);
+    truncated.assign(n, 0);
+    gradients.assign(n, 0);
   }
 };
 

@@ -1,0 +1,153 @@
+// NUTS (kernel/nuts.hpp): exact invariance on a correlated Gaussian from exact draws, under the
+// scalar, a diagonal and a dense metric, on a SIMD batch and one chain at a time; a non-Gaussian
+// target against quadrature; the counters (gradients, truncated trees, divergences) on cases
+// built to give known values; the warm-up end to end against a quadrature reference.
+#include "generic/sampler_checks.hpp"
+#include <ember/ember.hpp>
+#include <ember/targets/eight_schools.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+using namespace ember;
+using ember_test::gaussian10;
+
+// Cholesky factor (lower, row by row) of gaussian10's Σ.
+std::array<std::array<double, 10>, 10> cholesky(gaussian10 const& g) {
+  std::array<std::array<double, 10>, 10> l{};
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double s = g.sigma[i][j];
+      for (int k = 0; k < j; ++k) s -= l[i][k] * l[j][k];
+      l[i][j] = i == j ? std::sqrt(s) : s / l[j][j];
+    }
+  return l;
+}
+
+// n independent draws of N(μ, Σ): chains that start in the target stay in it under an exact
+// kernel, so any error in NUTS's sampling law shows in the moments after a few transitions.
+std::vector<vec<float, 10>> exact_draws(gaussian10 const& g, std::int64_t n, std::uint64_t seed) {
+  auto const l = cholesky(g);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z;
+  std::vector<vec<float, 10>> out(static_cast<std::size_t>(n));
+  for (auto& x : out) {
+    double e[10];
+    for (double& v : e) v = z(rng);
+    for (int i = 0; i < 10; ++i) {
+      double s = g.mu[i];
+      for (int k = 0; k <= i; ++k) s += l[i][k] * e[k];
+      x[i] = float(s);
+    }
+  }
+  return out;
+}
+
+template <class Kernel, class Backend>
+void check_invariance(Kernel const& k, Backend const& backend, std::uint64_t seed) {
+  gaussian10 g;
+  std::int64_t const chains = 40'000;
+  auto r = sample(k | burn_in(2), {.chains = chains, .steps = 1, .seed = seed, .init = exact_draws(g, chains, seed)}, backend);
+  CHECK(r.divergent_transitions() == 0);
+  CHECK(r.truncated_transitions() == 0);
+  // Gradients: at least one leaf per transition, at most 2^10 − 1.
+  CHECK(r.gradients() >= 3 * chains);
+  CHECK(r.gradients() <= 3 * chains * 1023);
+  ember_test::check_gaussian_moments<decltype(r), 10>(r, g.mu, g.sigma, gaussian10::pairs());
+}
+
+}  // namespace
+
+TEST_CASE("nuts leaves a correlated gaussian invariant (scalar metric; SIMD batch and one chain at a time)",
+          "[kernel][nuts][statistics]") {
+  gaussian10 g;
+  // A small step (deep trees, many sub-tree U-turn checks) and a large one (shallow trees,
+  // rejections within the tree's weights).
+  check_invariance(nuts(g.energy(), {.step_size = 0.15}), backend::cpu{}, 21);
+  check_invariance(nuts(g.energy(), {.step_size = 0.7}), backend::cpu{}, 22);
+  check_invariance(nuts(g.energy(), {.step_size = 0.4}), backend::scalar{}, 23);
+}
+
+TEST_CASE("nuts leaves a correlated gaussian invariant under a diagonal and a dense metric", "[kernel][nuts][statistics]") {
+  gaussian10 g;
+  auto const k = nuts(g.energy(), {.step_size = 0.5});
+  diagonal_metric<float, 10> diag;
+  for (int i = 0; i < 10; ++i) diag.scale[i] = float(std::sqrt(g.sigma[i][i]));
+  check_invariance(k.with_metric(diag), backend::cpu{}, 24);
+  // The whitened U-turn criterion (Σv)·v is exact for any factor L of M⁻¹: Σ's own here, so the
+  // target looks like N(0, I) to the dynamics.
+  auto const l = cholesky(g);
+  dense_metric<float, 10> dense{};
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j <= i; ++j) dense.lower[i * (i + 1) / 2 + j] = float(l[i][j]);
+  check_invariance(nuts(g.energy(), {.step_size = 0.9}).with_metric(dense), backend::cpu{}, 25);
+}
+
+TEST_CASE("nuts on the double well matches quadrature of exp(-U), crossing the barrier", "[kernel][nuts][statistics]") {
+  auto starts = ember_test::right_well_starts(20'000);
+  auto r = sample(nuts(double_well<float, 2>{}, {.step_size = 0.1}) | burn_in(300),
+                  {.chains = 20'000, .steps = 1, .seed = 26, .init = starts});
+  ember_test::check_double_well_moments(r);
+}
+
+TEST_CASE("nuts counts what its trees did: gradients, trees stopped at the maximum depth, divergences",
+          "[kernel][nuts]") {
+  gaussian<float, 4, covariance::isotropic> U(vec<float, 4>{}, 1.0f);
+  std::int64_t const chains = 37, steps = 50;  // a partial last SIMD batch
+  SECTION("a tiny step cannot turn within 2^3 − 1 steps: every tree stops at depth 3") {
+    auto r = sample(nuts(U, {.step_size = 1e-3, .max_tree_depth = 3}) | record(), {.chains = chains, .steps = steps, .seed = 1});
+    CHECK(r.gradients() == 7 * chains * steps);
+    CHECK(r.truncated_transitions() == chains * steps);
+    CHECK(r.divergent_transitions() == 0);
+    auto const s = r.summary();
+    bool warned = false;
+    for (auto const& w : s.warnings()) warned = warned || w.find("trajectory cap") != std::string::npos;
+    CHECK(warned);
+  }
+  SECTION("a huge step diverges at the first leaf: one gradient, the chain stays") {
+    auto const starts = std::vector<vec<float, 4>>(std::size_t(chains), vec<float, 4>{{0.5f, -0.5f, 1.f, 0.f}});
+    auto r = sample(nuts(U, {.step_size = 40}) | record(), {.chains = chains, .steps = steps, .seed = 2, .init = starts});
+    CHECK(r.gradients() == chains * steps);
+    CHECK(r.divergent_transitions() == chains * steps);
+    CHECK(r.acceptance_rate() == 0);
+    CHECK(r.final_state(5)[2] == 1.f);
+  }
+  SECTION("a well-sized step: trees turn on their own, none truncated, no divergence") {
+    auto r = sample(nuts(U, {.step_size = 0.5}) | record(), {.chains = chains, .steps = steps, .seed = 3});
+    CHECK(r.truncated_transitions() == 0);
+    CHECK(r.divergent_transitions() == 0);
+    double const per = double(r.gradients()) / double(chains * steps);
+    // Half a period of the unit oscillator is π, about 6 steps of 0.5: trees of depth 2 to 4.
+    CHECK(per > 3);
+    CHECK(per < 15);
+    CHECK(r.acceptance_rate() > 0.9);  // chains that moved
+  }
+}
+
+TEST_CASE("nuts with its warm-up matches the eight schools quadrature reference", "[kernel][nuts][statistics]") {
+  targets::eight_schools<double> t;
+  auto r = sample(nuts(t.energy()) | warmup(1000) | record(), {.chains = 8, .steps = 1500, .seed = 27});
+  auto const s = r.summary();
+  auto const ref = t.reference();
+  CHECK(r.divergent_chains() == 0);
+  CHECK(r.truncated_transitions() == 0);
+  CHECK(r.warmup_gradients() > 0);
+  CHECK(std::isnan(r.target_acceptance()));  // NUTS's acceptance is of transitions that moved
+  // μ is sampled directly (coordinate 0): its mean within 5 MCSE of the quadrature.
+  double const z = (s.dims[0].mean - ref.mean[0]) / s.dims[0].mcse;
+  INFO("mu: mean " << s.dims[0].mean << ", reference " << ref.mean[0] << ", z = " << z);
+  CHECK(std::abs(z) < ember_test::z_bound);
+  for (auto const& row : s.dims) CHECK(row.rhat < 1.01);
+}
+
+TEST_CASE("nuts refuses a tree depth it cannot hold and an integrator that is not palindromic", "[kernel][nuts]") {
+  gaussian<double, 2, covariance::isotropic> U(vec<double, 2>{}, 1.0);
+  CHECK_THROWS_WITH(nuts(U, {.max_tree_depth = 0}), Catch::StartsWith("ember::nuts: max_tree_depth must be in [1, 14]"));
+  CHECK_THROWS_WITH(nuts(U, {.step_size = 0.1, .max_tree_depth = 15}),
+                    Catch::StartsWith("ember::nuts: max_tree_depth must be in [1, 14]"));
+  CHECK_THROWS_WITH(nuts(U, {.step_size = -1}), Catch::Contains("step size"));
+  CHECK_NOTHROW(nuts(U, {.step_size = 0.1, .max_tree_depth = 14}));
+}
