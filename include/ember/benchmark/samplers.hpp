@@ -14,6 +14,7 @@
 #include <ember/kernel/chees_hmc.hpp>
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
+#include <ember/kernel/nuts.hpp>
 #include <ember/kernel/ula.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/pipeline/stages.hpp>

@@ -70,6 +70,13 @@ EMBER_HD EMBER_INLINE void nuts_checkpoints(unsigned n, int& lo, int& hi) {
   lo = bits - ones + 1;
 }
 
+/// NUTS's tree depth: 1 to `limit` doublings.
+inline void require_tree_depth(int depth, int limit) {
+  if (depth < 1 || depth > limit)
+    throw std::invalid_argument("ember::nuts: max_tree_depth must be in [1, " + std::to_string(limit) + "], got " +
+                                std::to_string(depth));
+}
+
 /// log(e^a + e^b), −∞ when both are.
 template <class S>
 EMBER_HD EMBER_INLINE S log_add_exp(S const& a, S const& b) {
@@ -139,9 +146,7 @@ struct nuts_kernel {
 
   void validate() const {
     detail::require_step_size(double(step_size), "ember::nuts");
-    if (max_tree_depth < 1 || max_tree_depth > depth_limit)
-      throw std::invalid_argument("ember::nuts: max_tree_depth must be in [1, " + std::to_string(depth_limit) + "], got " +
-                                  std::to_string(max_tree_depth));
+    detail::require_tree_depth(max_tree_depth, depth_limit);
     metric.validate("ember::nuts");
     detail::require_divergence_threshold(double(divergence_threshold), "ember::nuts");
   }
@@ -260,9 +265,7 @@ struct nuts_fn {
     if (o.step_size) {
       k.validate();
     } else {
-      if (o.max_tree_depth < 1 || o.max_tree_depth > k.depth_limit)
-        throw std::invalid_argument("ember::nuts: max_tree_depth must be in [1, " + std::to_string(k.depth_limit) +
-                                    "], got " + std::to_string(o.max_tree_depth));
+      detail::require_tree_depth(o.max_tree_depth, k.depth_limit);
       detail::require_divergence_threshold(o.divergence_threshold, "ember::nuts");
     }
     return k;
