@@ -26,6 +26,7 @@ FLOORS = [  # the first entry that matches a header's path gives its floor
     ("integrator/", 3),
     ("detail/kernel_diagnosis.hpp", 4),
     ("kernel/chees_hmc.hpp", 6),  # the default sampler: a kernel with its warm-up, i.e. a pipeline
+    ("kernel/mams.hpp", 6),  # likewise MAMS
     ("kernel/", 4),
     ("pipeline/", 5),
     ("adapt/", 6),

@@ -44,13 +44,16 @@
 #include <ember/distributions.hpp>
 #include <ember/integrator/butcher.hpp>
 #include <ember/integrator/euler_maruyama.hpp>
+#include <ember/integrator/isokinetic.hpp>
 #include <ember/integrator/palindromic.hpp>
 #include <ember/integrator/splitting.hpp>
 #include <ember/io/save_npz.hpp>
+#include <ember/kernel/adjusted_mclmc.hpp>
 #include <ember/kernel/adjusted_underdamped_langevin.hpp>
 #include <ember/kernel/chees_hmc.hpp>
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
+#include <ember/kernel/mams.hpp>
 #include <ember/core/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
 #include <ember/kernel/nuts.hpp>

@@ -73,7 +73,7 @@ struct draws_view {
 /// The adapted parameters of a run (after warm-up: what every later transition uses).
 struct adaptation_report {
   double step_size = std::numeric_limits<double>::quiet_NaN();
-  double trajectory_length = 0;       ///< HMC with ChEES or a trajectory length; else 0
+  double trajectory_length = 0;       ///< HMC with ChEES or a trajectory length, adjusted MCLMC's mean L; else 0
   int integrator_steps = 0;           ///< HMC: its fixed step count (ChEES: the mean ⌈uT/ε⌉ is T/2ε)
   std::vector<double> metric_scale;   ///< diagonal metric: standard deviations; dense: L row by row
   std::vector<double> step_sizes;     ///< step_size(per_chain): each chain's ε (`step_size` is their median)

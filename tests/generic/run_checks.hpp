@@ -42,6 +42,8 @@ void check_run_in_pieces(Backend const& backend) {
   check_pipeline_in_pieces(
       ember::nuts(U) | ember::warmup(150, ember::step_size(ember::per_chain), ember::diagonal_mass()) | stages | ember::record(),
       backend);
+  // MAMS: its length adapter's window sums and its Halton step counts.
+  check_pipeline_in_pieces(ember::mams(U, {.warmup = 150}) | stages | ember::record(), backend);
 }
 
 template <class Pipe, class Backend>

@@ -24,6 +24,8 @@
 ///     static constexpr tunable tunes                    the parameters it writes (required to
 ///                                                        write any: checked when a run starts);
 ///                                                        two adapters may not write the same one
+///     static constexpr bool harmonic_acceptance = true  the step size's target is for the harmonic
+///                                                        mean of acceptance over chains (ChEES)
 ///     static constexpr ember::observe observes          what the transition leaves for it in
 ///                                                        step.view: its acceptance probability
 ///                                                        (observe::acceptance) or ChEES's
@@ -84,6 +86,7 @@ struct warmup_setup {
   std::int64_t length = 0;  ///< warm-up transitions
   std::int64_t chains = 0;
   tunable tuned = tunable::nothing;  ///< what the whole warm-up tunes (every adapter's `tunes`)
+  bool harmonic = false;  ///< an adapter asks the step size to aim at the harmonic mean over chains (ChEES)
 };
 
 namespace detail {
@@ -180,6 +183,13 @@ consteval observe observes_of() {
     return A::observes;
   else
     return observe::nothing;
+}
+template <class A>
+consteval bool harmonic_of() {
+  if constexpr (requires { A::harmonic_acceptance; })
+    return A::harmonic_acceptance;
+  else
+    return false;
 }
 template <class A>
 concept per_chain_adapter = requires { typename A::chain_state; };

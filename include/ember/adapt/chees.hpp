@@ -156,6 +156,7 @@ struct chees_adapter {
 
   static constexpr tunable tunes = tunable::trajectory_length;
   static constexpr observe observes = observe::trajectory;
+  static constexpr bool harmonic_acceptance = true;
 
   template <class K, class Warmup>
   static consteval bool fits() {

@@ -4,7 +4,7 @@
 /// γ = 0.05, t₀ = 10, κ = 0.75, adapt/dual_averaging.hpp) towards `target` acceptance (0: the
 /// kernel's own, MALA 0.574, HMC 0.8), from the mean acceptance probability of the live chains at
 /// each warm-up transition, reduced in a fixed order, so the step size depends on nothing but the
-/// seed. When the warm-up also tunes the trajectory length (chees()), the harmonic mean over
+/// seed. When an adapter asks for it (chees(): `harmonic_acceptance`), the harmonic mean over
 /// chains towards 0.651 instead, with γ = 0.2 and μ = log ε₀ (below, why). Restarts from its
 /// current ε whenever the metric changes (Stan's rule). An adapter (adapt/adapter.hpp).
 
@@ -74,7 +74,7 @@ struct step_size_adapter {
   template <class K>
   state init(K const& k, warmup_setup const& w) const {
     state s;
-    s.harmonic = any(w.tuned, tunable::trajectory_length);
+    s.harmonic = w.harmonic;
     double t = detail::checked_target(target);
     if (t == 0) t = s.harmonic ? 0.651 : K::target_acceptance;
     s.da.target = t;

@@ -14,6 +14,7 @@
 
 #include <ember/adapt/adapter.hpp>
 #include <ember/adapt/chees.hpp>
+#include <ember/adapt/mams_length.hpp>
 #include <ember/adapt/mass.hpp>
 #include <ember/adapt/mass_windows.hpp>
 #include <ember/adapt/per_chain_step_size.hpp>
@@ -213,7 +214,7 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
   template <std::size_t... I>
   warmup_state(Kernel const& k, warmup_stage<A...> const& w, std::int64_t chain_count, std::index_sequence<I...>)
       : adapters(w.adapters),
-        states(std::get<I>(w.adapters).init(k, warmup_setup{w.n, chain_count, tuned})...),
+        states(std::get<I>(w.adapters).init(k, warmup_setup{w.n, chain_count, tuned, (detail::harmonic_of<A>() || ...)})...),
         base(k), length(w.n), chains(chain_count) {
     each([&]<std::size_t J>(auto const& a) {
       using adapter = std::remove_cvref_t<decltype(a)>;

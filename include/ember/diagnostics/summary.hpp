@@ -145,7 +145,7 @@ struct summary_table {
     if (truncated_transitions > 0) {
       std::snprintf(b, sizeof b,
                     "WARNING: %lld transitions after warm-up stopped at the trajectory cap (NUTS: the maximum tree "
-                    "depth; ChEES: max_integrator_steps) before the trajectory turned: the draws are still exact, but "
+                    "depth; ChEES, MAMS: max_integrator_steps) before the trajectory ended: the draws are still exact, but "
                     "the chains explore more slowly than the sampler intends. Raise the cap (nuts: .max_tree_depth), "
                     "or reparametrise where the posterior is stretched or strongly correlated (a dense metric helps "
                     "the latter).",

@@ -167,10 +167,8 @@ class run {
     adaptation_report a;
     auto const k = kernel();
     a.step_size = double(k.step_size);
-    if constexpr (requires { k.trajectory_length; }) {
-      a.trajectory_length = double(k.trajectory_length);
-      a.integrator_steps = k.integrator_steps;
-    }
+    if constexpr (requires { k.trajectory_length; }) a.trajectory_length = double(k.trajectory_length);
+    if constexpr (requires { k.integrator_steps; }) a.integrator_steps = k.integrator_steps;
     a.restarted_chains = restarted_chains_;
     if (restarted_chains_ > 0) {
       char b[300];

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// `mams(U, {.warmup = 1000})`: Metropolis-adjusted microcanonical HMC with its warm-up, nothing
+/// left to choose but the warm-up's length. It is `adjusted_mclmc(U, {...}) | warmup(n,
+/// step_size(), diagonal_mass(), mams_length())`: the step size by dual averaging towards the
+/// kernel's acceptance 0.9 (the MAMS paper's), a diagonal metric in Stan's windows, the mean
+/// trajectory length L from the chains' spread and decorrelation (adapt/mams_length.hpp). Stages
+/// follow with `|`: `sample(mams(U) | record(), {.chains = 64, .steps = 1000})`. Needs at least
+/// 2 chains and 2 dimensions (docs/tuning.md says when it pays over chees_hmc and nuts).
+
+#include <ember/adapt/warmup.hpp>
+#include <ember/kernel/adjusted_mclmc.hpp>
+#include <ember/pipeline/pipeline.hpp>
+
+#include <cstdint>
+
+namespace ember {
+
+struct mams_options {
+  std::int64_t warmup = 1000;          ///< warm-up transitions
+  double divergence_threshold = 1000;  ///< an energy error above this marks a divergent transition
+  int max_integrator_steps = 1024;     ///< cap on the integrator steps of one transition
+};
+
+struct mams_fn {
+  template <class E>
+  auto operator()(E const& U, mams_options o = {}) const {
+    return adjusted_mclmc(U, {.divergence_threshold = o.divergence_threshold, .max_integrator_steps = o.max_integrator_steps}) |
+           ember::warmup(o.warmup, step_size(), diagonal_mass(), mams_length());
+  }
+};
+inline constexpr mams_fn mams{};
+
+}  // namespace ember
