@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
-# ember's benchmark matrix against BlackJAX (NUTS, ChEES, MALA) and NumPyro (NUTS) on ember's
+# ember's benchmark matrix against BlackJAX (NUTS, ChEES, MALA, MAMS) and NumPyro (NUTS) on ember's
 # reference targets, with the same metric (ESS/s and ESS per gradient of the slowest coordinate,
 # gradients to b² < 0.01, health gates) and the same JSON lines (issue 13).
 #
 #   bash bench/compare_matrix.sh [--quick] [--targets LIST] [--impls ember,blackjax,numpyro]
-#                                [--samplers nuts,chees,mala] [--chains 128] [--warmup 1000]
-#                                [--draws 1000] [--precision float|double] [--out FILE]
-#                                [--no-build] [--no-install] [--matrix ember_matrix_nuts]
+#                                [--samplers nuts,chees,mala,mams] [--chains 128] [--warmup 1000]
+#                                [--draws 1000] [--precision float|double] [--replicates 1] [--out FILE]
+#                                [--no-build] [--no-install] [--matrix ember_matrix_samplers]
 #
 # 1. bench/.venv (if missing) with the pinned peers of bench/peers/requirements-matrix.txt
 #    (jax, BlackJAX, NumPyro, ArviZ; `pip install --no-deps`);
 # 2. builds build-bench/bench/ember_export_targets (required) and ember's matrix binary
-#    build-bench/bench/matrix/ember_matrix, or the matrix --matrix names (ember_matrix_nuts: NUTS and
-#    ChEES only, 20 configurations instead of 80) (a warning, not an error, when it is absent or fails);
+#    build-bench/bench/matrix/ember_matrix, or the matrix --matrix names (ember_matrix_samplers: ChEES,
+#    NUTS and MAMS only, 30 configurations instead of 100) (a warning, not an error, when it is absent or fails);
 # 3. writes every target as JSON (build-bench/targets/), which the peers read and check against
 #    ember's energy before sampling;
 # 4. target by target, back to back, pinned to the same cores with 2 threads: ember's matrix
 #    (`--only TARGET__`), then the peers (bench/peers/matrix_peer.py), same chains, warm-up, draws;
 #    one JSON line per configuration on stdout and in FILE;
 # 5. the tables (bench/peers/matrix_ratios.py, lines starting with '#').
+# --replicates N runs every configuration, ember's and the peers', on seeds 1 … N (the tables
+# compare the seeds' means).
 # Progress goes to stderr. Exit status 1 if a peer crashed or a target check failed.
 set -uo pipefail
 
@@ -29,17 +31,18 @@ TARGETS="standard_normal,ill_conditioned_gaussian,rotated_gaussian,neal_funnel,n
 IMPLS="ember,blackjax,numpyro"
 SAMPLERS="nuts,chees,mala"
 CHAINS=128 WARMUP=1000 DRAWS=1000 PRECISION=float
-OUT="" BUILD=1 INSTALL=1 MATRIX=ember_matrix
+OUT="" BUILD=1 INSTALL=1 MATRIX=ember_matrix REPLICATES=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) CHAINS=32 WARMUP=200 DRAWS=200 ;;
-        --targets|--impls|--samplers|--chains|--warmup|--draws|--precision|--out|--matrix)
+        --targets|--impls|--samplers|--chains|--warmup|--draws|--precision|--out|--matrix|--replicates)
             [ $# -ge 2 ] || { echo "compare_matrix.sh: $1 needs a value" >&2; exit 2; }
             flag="$1" v="$2"; shift
             case "$flag" in
                 --targets) TARGETS="$v" ;; --impls) IMPLS="$v" ;; --samplers) SAMPLERS="$v" ;;
                 --chains) CHAINS="$v" ;; --warmup) WARMUP="$v" ;; --draws) DRAWS="$v" ;;
                 --precision) PRECISION="$v" ;; --out) OUT="$v" ;; --matrix) MATRIX="$v" ;;
+                --replicates) REPLICATES="$v" ;;
             esac ;;
         --no-build) BUILD=0 ;;
         --no-install) INSTALL=0 ;;
@@ -48,8 +51,8 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-for n in "$CHAINS" "$WARMUP" "$DRAWS"; do
-    case "$n" in ''|*[!0-9]*) echo "compare_matrix.sh: --chains, --warmup and --draws take positive integers, not '$n'" >&2; exit 2 ;; esac
+for n in "$CHAINS" "$WARMUP" "$DRAWS" "$REPLICATES"; do
+    case "$n" in ''|*[!0-9]*) echo "compare_matrix.sh: --chains, --warmup, --draws and --replicates take positive integers, not '$n'" >&2; exit 2 ;; esac
 done
 
 log() { echo "[compare_matrix] $*" >&2; }
@@ -78,7 +81,7 @@ STATUS=0
 
 # ---------------------------------------------------------------- builds
 EXPORT_BIN="$ROOT/build-bench/bench/ember_export_targets"
-case "$MATRIX" in ember_matrix|ember_matrix_nuts) ;; *) echo "compare_matrix.sh: --matrix is ember_matrix or ember_matrix_nuts" >&2; exit 2 ;; esac
+case "$MATRIX" in ember_matrix|ember_matrix_samplers) ;; *) echo "compare_matrix.sh: --matrix is ember_matrix or ember_matrix_samplers" >&2; exit 2 ;; esac
 MATRIX_BIN="$ROOT/build-bench/bench/matrix/$MATRIX"
 if [ "$BUILD" = 1 ]; then
     t0=$(date +%s)
@@ -111,6 +114,7 @@ for t in "${TARGET_LIST[@]}"; do
     if [ "$HAVE_EMBER" = 1 ]; then
         t0=$(date +%s)
         "${PIN[@]}" "$MATRIX_BIN" --chains "$CHAINS" --warmup "$WARMUP" --draws "$DRAWS" --only "${t}__" \
+            --seed 1 --replicates "$REPLICATES" \
             2> >(sed 's/^/[ember] /' >&2) | while IFS= read -r line; do
                 case "$line" in "{"*) printf '%s\n' "$line" | tee -a "$OUT" ;; *) printf '[ember] %s\n' "$line" >&2 ;; esac
             done
@@ -120,10 +124,13 @@ for t in "${TARGET_LIST[@]}"; do
     fi
     if [ "$PEERS_OK" = 1 ] && [ -n "$PEER_IMPLS" ]; then
         t0=$(date +%s)
-        "${PIN[@]}" "$VPY" "$ROOT/bench/peers/matrix_peer.py" --targets-dir "$TARGETS_DIR" --target "$t" \
-            --impl "$PEER_IMPLS" --sampler "$SAMPLERS" --chains "$CHAINS" --warmup "$WARMUP" --draws "$DRAWS" \
-            --precision "$PRECISION" | tee -a "$OUT"
-        rc=${PIPESTATUS[0]}
+        rc=0
+        for seed in $(seq 1 "$REPLICATES"); do
+            "${PIN[@]}" "$VPY" "$ROOT/bench/peers/matrix_peer.py" --targets-dir "$TARGETS_DIR" --target "$t" \
+                --impl "$PEER_IMPLS" --sampler "$SAMPLERS" --chains "$CHAINS" --warmup "$WARMUP" --draws "$DRAWS" \
+                --precision "$PRECISION" --seed "$seed" | tee -a "$OUT"
+            [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+        done
         log "$t peers: $(( $(date +%s) - t0 )) s wall (process, imports and compilation included)"
         [ "$rc" = 0 ] || { warn "$t peers: exit status $rc (a crash or a target mismatch; see stderr)"; STATUS=1; }
     fi

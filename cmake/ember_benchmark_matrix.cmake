@@ -65,12 +65,13 @@ endif()
 
 include_guard(GLOBAL)
 set(EMBER_BENCHMARK_MATRIX_DIR ${CMAKE_CURRENT_LIST_DIR})
-find_path(EMBER_HANA_INCLUDE_DIR boost/hana.hpp)
-if(NOT EMBER_HANA_INCLUDE_DIR)
-  message(FATAL_ERROR "ember's benchmark matrix needs Boost.Hana (boost/hana.hpp); set EMBER_HANA_INCLUDE_DIR")
-endif()
 
 function(ember_add_benchmark_matrix name)
+  # Boost.Hana is needed only by a matrix: looked for here, so find_package(ember) works without it.
+  find_path(EMBER_HANA_INCLUDE_DIR boost/hana.hpp)
+  if(NOT EMBER_HANA_INCLUDE_DIR)
+    message(FATAL_ERROR "ember_add_benchmark_matrix(${name}) needs Boost.Hana (boost/hana.hpp); set EMBER_HANA_INCLUDE_DIR")
+  endif()
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "HEADER;CPU_BUDGET_S;CUDA_BUDGET_S" "TARGETS;SAMPLERS;PRECISIONS;BACKENDS")
   foreach(required HEADER TARGETS SAMPLERS PRECISIONS)
     if(NOT arg_${required})

@@ -9,7 +9,7 @@
 //  - poisson_glm: counts with an exposure offset (data/poisson_counts.csv, simulated by
 //    tests/models/numpyro_reference.py).
 //
-//   13_models MODEL [run.npz [nuts]]  sample MODEL (ChEES-HMC, or NUTS), print its summary, write run.npz
+//   13_models MODEL [run.npz [chees|nuts|mams]]  sample MODEL (ChEES-HMC, NUTS or MAMS), print its summary, write run.npz
 //   13_models export DIR           write varying_intercepts' data as .npy files (for the reference)
 //
 // tests/models/check_reference.py compares run.npz with tests/models/reference/MODEL.json, a long
@@ -78,15 +78,16 @@ struct poisson_glm {
 namespace {
 
 template <class U>
-auto draw(U const& energy, bool nuts) {
+auto draw(U const& energy, std::string const& sampler) {
   ember::sample_options<double, U::dim> const o{.chains = 16, .steps = 2'000, .seed = 13};
-  if (nuts) return ember::sample(ember::nuts(energy) | ember::warmup(1'000) | ember::record(), o);
+  if (sampler == "nuts") return ember::sample(ember::nuts(energy) | ember::warmup(1'000) | ember::record(), o);
+  if (sampler == "mams") return ember::sample(ember::mams(energy) | ember::record(), o);
   return ember::sample(ember::chees_hmc(energy) | ember::record(), o);
 }
 
 template <class U>
-int run(U const& energy, char const* out, bool nuts) {
-  auto res = draw(energy, nuts);
+int run(U const& energy, char const* out, std::string const& sampler) {
+  auto res = draw(energy, sampler);
   auto post = ember::posterior(res, energy);
   std::cout << post.summary();
   if (out) ember::save_npz(post, out);
@@ -98,10 +99,10 @@ int run(U const& energy, char const* out, bool nuts) {
 int main(int argc, char** argv) {
   std::string const what = argc > 1 ? argv[1] : "";
   char const* out = argc > 2 ? argv[2] : nullptr;
-  bool const nuts = argc > 3 && std::string(argv[3]) == "nuts";  // else ChEES-HMC
+  std::string const sampler = argc > 3 ? argv[3] : "chees";  // the sampler: chees, nuts or mams
   std::string const data = EMBER_DATA_DIR;
   auto const hier = ember::targets::hier_logit<double>::simulated(1, 500);
-  if (what == "varying_intercepts") return run(hier.energy(), out, nuts);
+  if (what == "varying_intercepts") return run(hier.energy(), out, sampler);
   if (what == "export" && out) return hier.save_npy(out), 0;
   if (what == "robust_regression") {
     auto const kid = ember::dataset<double>::from_csv(data + "/kidiq.csv");  // kid_score, mom_hs, mom_iq
@@ -109,13 +110,13 @@ int main(int argc, char** argv) {
     for (std::int64_t i = 0; i < kid.rows(); ++i) x.insert(x.end(), {kid(i, 1), (kid(i, 2) - 100) / 15});
     ember::dataset<double> const X(std::move(x), kid.rows(), 2);
     auto const y = kid.column(0);
-    return run(ember::model<double>(robust_regression{X.view(), y.view()}), out, nuts);
+    return run(ember::model<double>(robust_regression{X.view(), y.view()}), out, sampler);
   }
   if (what == "poisson_glm") {
     auto const d = ember::dataset<double>::from_csv(data + "/poisson_counts.csv");  // y, log_exposure, x1, x2, x3
     auto const X = d.columns(2, 5), y = d.column(0), off = d.column(1);
-    return run(ember::model<double>(poisson_glm{X.view(), y.view(), off.view()}), out, nuts);
+    return run(ember::model<double>(poisson_glm{X.view(), y.view(), off.view()}), out, sampler);
   }
-  std::fprintf(stderr, "usage: 13_models varying_intercepts|robust_regression|poisson_glm [run.npz [nuts]] | export DIR\n");
+  std::fprintf(stderr, "usage: 13_models varying_intercepts|robust_regression|poisson_glm [run.npz [chees|nuts|mams]] | export DIR\n");
   return 2;
 }

@@ -8,7 +8,10 @@ Reads the JSON lines of the benchmark matrix (ember's, and bench/peers' in the s
 skipped rows are left out, and so are rows of other precisions or samplers when those options
 are given. A series is (implementation, sampler, precision, backend), and its chain count where
 a configuration ran at several. A configuration that failed a health gate is drawn pale and hatched
-with a red edge and its gates written above it: its speed is not a result. Needs only matplotlib.
+with a red edge and its gates written above it: its speed is not a result. A configuration run on
+several seeds (the matrix's --replicates) is one bar at the seeds' mean with an error bar over
+their range, unhealthy if any seed was. Works on any matrix's JSON lines, ember's own or a user's
+(ember_add_benchmark_matrix). Needs only matplotlib.
 """
 import argparse
 import json
@@ -49,15 +52,18 @@ def main(out, paths, precision=None, samplers=None, title=None):
             match = [r for r in rows if r["target"] == t and series_of(r) == key]
             if not match:
                 continue
-            r = match[0]
+            values = [r["ess_per_s"] for r in match]
+            mean = sum(values) / len(values)
             x = i - 0.4 + (k + 0.5) * width
-            healthy = r["health"] == "ok"
-            ax.bar(x, r["ess_per_s"], width, color=colors[k % len(colors)], alpha=1.0 if healthy else 0.3,
+            bad = sorted({h for r in match if r["health"] != "ok" for h in r["health"].split(",")})
+            healthy = not bad
+            yerr = [[mean - min(values)], [max(values) - mean]] if len(values) > 1 else None
+            ax.bar(x, mean, width, color=colors[k % len(colors)], alpha=1.0 if healthy else 0.3,
                    hatch=None if healthy else "xxx", edgecolor="black" if healthy else "red", linewidth=0.5,
-                   label=label)
+                   label=label, yerr=yerr, capsize=2 if yerr else 0)
             label = None  # one legend entry per series
             if not healthy:
-                ax.text(x, r["ess_per_s"] * 1.2, r["health"].replace(",", " "), ha="center", va="bottom",
+                ax.text(x, max(values) * 1.2, " ".join(bad), ha="center", va="bottom",
                         fontsize=5, color="red", rotation=90)
     ax.set_yscale("log")
     ax.set_xticks(range(len(targets)))

@@ -1,7 +1,7 @@
 """Peers of ember's benchmark matrix: BlackJAX and NumPyro on ember's reference targets.
 
     python bench/peers/matrix_peer.py --targets-dir DIR [--target NAME,...] [--impl blackjax,numpyro]
-        [--sampler nuts,chees,mala] [--chains 128] [--warmup 1000] [--draws 1000]
+        [--sampler nuts,chees,mala,mams] [--chains 128] [--warmup 1000] [--draws 1000]
         [--precision float|double] [--seed 1]
 
 DIR holds the JSON files of build/bench/ember_export_targets (bench/export_targets.cpp); each
@@ -18,6 +18,13 @@ Configurations, all chains vmapped, starts x0 ~ N(0, I) in sampled coordinates:
 - blackjax mala:  blackjax.mala with its step size tuned per chain by BlackJAX's dual averaging
   (blackjax.adaptation.step_size.dual_averaging_adaptation, target acceptance 0.574). BlackJAX's
   MALA takes no mass matrix, so no preconditioner.
+- blackjax mams: blackjax.adjusted_mclmc_dynamic (isokinetic McLachlan, 2 gradients a step; a
+  uniform unit velocity each transition; ceil(u s) steps with u uniform per chain and per
+  transition, averaging L/eps) tuned per chain (vmapped) by
+  blackjax.adjusted_mclmc_find_L_and_step_size with its defaults (target acceptance 0.9 as
+  BlackJAX's docs and the MAMS paper use, diagonal preconditioning, frac_tune1 = frac_tune2 =
+  0.1, frac_tune3 = 0, mean steps L/eps pinned at 2). Its tuning runs 2 n1 + n2 transitions for
+  num_steps = n1 / 0.1, so num_steps = warmup / 0.3 gives the same warm-up budget.
 - numpyro nuts:   numpyro.infer.NUTS on the potential -log p, vmapped over chains as
   MCMC(chain_method="vectorized") does, Stan-style warm-up (diagonal mass matrix), target
   acceptance 0.8.
@@ -44,7 +51,7 @@ import numpy as np
 import metrics
 import targets
 
-SAMPLERS = {"blackjax": ("nuts", "chees", "mala"), "numpyro": ("nuts",)}
+SAMPLERS = {"blackjax": ("nuts", "chees", "mala", "mams"), "numpyro": ("nuts",)}
 INFO_KEYS = {"num_integration_steps", "is_divergent", "acceptance_rate"}
 
 
@@ -185,6 +192,47 @@ def blackjax_mala(t, chains, warmup, draws, key, x0):
                 divergences=0, acceptance=float(np.mean(acc)), target_acceptance=target_acc)
 
 
+def blackjax_mams(t, chains, warmup, draws, key, x0):
+    import blackjax
+    from blackjax.mcmc import adjusted_mclmc_dynamic as amd
+    from blackjax.mcmc.integrators import isokinetic_mclachlan
+
+    grads_per_step = 2  # isokinetic McLachlan: two gradients per integrator step
+    target_acc = 0.9
+    kernel = amd.build_kernel(integrator=isokinetic_mclachlan,
+                              integration_steps_fn=amd.make_random_trajectory_length_fn(True))
+    num_steps = int(round(warmup / 0.3))
+
+    def warm(keys, x):
+        def chain(k, xi):
+            k_init, k_tune = jax.random.split(k)
+            state = amd.init(xi, t.logdensity, k_init)
+            state, params, n_steps = blackjax.adjusted_mclmc_find_L_and_step_size(
+                mclmc_kernel=kernel, logdensity_fn=t.logdensity, num_steps=num_steps, state=state,
+                rng_key=k_tune, target=target_acc)
+            return state, params.step_size, params.L, params.inverse_mass_matrix, n_steps
+        return jax.vmap(chain)(keys, x)
+
+    def sample(keys, state, eps, L, imm):
+        def chain(k, s, e, l, m):
+            def step(s, k):
+                s, i = kernel(rng_key=k, state=s, logdensity_fn=t.logdensity, step_size=e, inverse_mass_matrix=m,
+                              integration_steps_params=(l / e,))
+                return s, (s.position, i.num_integration_steps, i.is_divergent, i.acceptance_rate)
+            return jax.lax.scan(step, s, jax.random.split(k, draws))[1]
+        return jax.vmap(chain)(keys, state, eps, L, imm)
+
+    kw, ks = jax.random.split(key)
+    kws, kss = jax.random.split(kw, chains), jax.random.split(ks, chains)
+    warm_c, c1 = _aot(warm, kws, x0)
+    (state, eps, L, imm, wsteps), warmup_s = _timed(warm_c, kws, x0)
+    sample_c, c2 = _aot(sample, kss, state, eps, L, imm)
+    (pos, steps, div, acc), sampling_s = _timed(sample_c, kss, state, eps, L, imm)
+    return dict(compile_s=c1 + c2, warmup_s=warmup_s, sampling_s=sampling_s, positions=_np(pos),
+                grads_warmup=grads_per_step * _np(wsteps), grads_sampling=grads_per_step * _np(steps),
+                divergences=int(np.sum(div)), acceptance=float(np.mean(acc)), target_acceptance=target_acc)
+
+
 # --------------------------------------------------------------------------- NumPyro
 def numpyro_nuts(t, chains, warmup, draws, key, x0):
     from numpyro.infer import NUTS
@@ -216,7 +264,7 @@ def numpyro_nuts(t, chains, warmup, draws, key, x0):
 
 
 RUNNERS = {("blackjax", "nuts"): blackjax_nuts, ("blackjax", "chees"): blackjax_chees,
-           ("blackjax", "mala"): blackjax_mala, ("numpyro", "nuts"): numpyro_nuts}
+           ("blackjax", "mala"): blackjax_mala, ("blackjax", "mams"): blackjax_mams, ("numpyro", "nuts"): numpyro_nuts}
 
 
 def main() -> int:
@@ -242,7 +290,7 @@ def main() -> int:
             ap.error(f"unknown impl {i!r}; known: {', '.join(SAMPLERS)}")
     for s in wanted:
         if not any(s in v for v in SAMPLERS.values()):
-            ap.error(f"unknown sampler {s!r}; known: nuts, chees, mala")
+            ap.error(f"unknown sampler {s!r}; known: nuts, chees, mala, mams")
     if min(a.chains, a.warmup, a.draws) < 1 or a.draws < 4:
         ap.error("--chains and --warmup must be >= 1 and --draws >= 4")
     if a.precision == "double":
@@ -265,11 +313,11 @@ def main() -> int:
                                                  jax.random.key(a.seed + 1000), x0)
                     draws = tgt.reported(r.pop("positions"))
                     metrics.emit(metrics.matrix_line(**common_keys, target=tgt, chains=a.chains,
-                                                     warmup=a.warmup, draws=draws, **r))
+                                                     warmup=a.warmup, draws=draws, seed=a.seed, **r))
                 except Exception as exc:  # report and go on with the next configuration
                     traceback.print_exc(file=sys.stderr)
                     metrics.emit(metrics.skipped_line(**common_keys, target=name, chains=a.chains, warmup=a.warmup,
-                                                      draws=a.draws, dim=tgt.dim,
+                                                      draws=a.draws, dim=tgt.dim, seed=a.seed,
                                                       reason=f"error: {type(exc).__name__}: {exc}"))
                     status = 1
     return status

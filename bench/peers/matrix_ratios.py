@@ -11,6 +11,9 @@
    (ESS per gradient) and the engine's (gradients per second): ESS/s = ESS/grad × grads/s;
 3. issue 13's goals: baseline ≥ 5× BlackJAX on every target both sample healthily, ≥ 10× on the
    median of those targets.
+A configuration measured on several seeds (`--replicates`) is one configuration in tables 2 and 3:
+the mean of its seeds' ESS/s, ESS per gradient and times, healthy only if every seed was, with the
+seeds' range beside it in table 1.
 Every output line starts with '#'.
 """
 
@@ -35,6 +38,33 @@ def load(path):
                 if "target" in r and "impl" in r and "sampler" in r:
                     rows.append(r)
     return rows
+
+
+KEY = ("impl", "target", "sampler", "precision", "backend", "chains", "warmup", "draws")
+MEANS = ("ess_per_s", "ess_per_grad", "sampling_s", "warmup_s", "grads_sampling", "grads_warmup", "compile_s",
+         "grads_to_b2_avg", "grads_to_b2_max")
+
+
+def merge_replicates(rows):
+    """One row per configuration: the mean over its seeds (rows that differ only in "seed")."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(r.get(k) for k in KEY), []).append(r)
+    merged = []
+    for g in groups.values():
+        if len(g) == 1 or any(r.get("skipped") is not None for r in g):
+            merged.append(g[0])
+            continue
+        m = dict(g[0])
+        for k in MEANS:
+            v = [r[k] for r in g if r.get(k) is not None]
+            m[k] = statistics.fmean(v) if len(v) == len(g) else None
+        bad = sorted({h for r in g if r.get("health") != "ok" for h in str(r.get("health")).split(",")})
+        m["health"] = "ok" if not bad else ",".join(bad)
+        m["seeds"] = len(g)
+        m["ess_per_s_range"] = (min(r["ess_per_s"] for r in g), max(r["ess_per_s"] for r in g))
+        merged.append(m)
+    return merged
 
 
 def fmt(x, digits=3):
@@ -64,7 +94,7 @@ def main() -> int:
     ap.add_argument("jsonl", nargs="+")
     ap.add_argument("--baseline", default="ember")
     a = ap.parse_args()
-    rows = [r for path in a.jsonl for r in load(path)]
+    rows = merge_replicates([r for path in a.jsonl for r in load(path)])
     out = lambda s="": print("# " + s if s else "#")
     if not rows:
         out(f"no configuration lines in {', '.join(a.jsonl)}")
@@ -86,7 +116,9 @@ def main() -> int:
             out(f"{t:<24} {r['impl']:<9} {r['sampler']:<10} {r['precision']:<6} {fmt(r['ess_per_s']):>9} "
                 f"{fmt(r['ess_per_grad']):>9} {fmt(grads_per_s(r)):>9} {fmt(r['grads_to_b2_avg']):>9} "
                 f"{fmt(r['grads_to_b2_max']):>9} {fmt(r['compile_s']):>8} {fmt(r['warmup_s']):>8} "
-                f"{fmt(r['sampling_s']):>8}  {r['health']}")
+                f"{fmt(r['sampling_s']):>8}  {r['health']}"
+                + (f"  (mean of {r['seeds']} seeds, ESS/s {fmt(r['ess_per_s_range'][0])}–{fmt(r['ess_per_s_range'][1])})"
+                   if r.get("seeds") else ""))
     out()
     peers = [i for i in impls if i != a.baseline]
     out(f"best healthy configuration per target; ratio = {a.baseline} / peer "

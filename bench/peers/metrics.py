@@ -69,7 +69,7 @@ def _num(x):
 def matrix_line(*, impl: str, target, sampler: str, precision: str, chains: int, warmup: int,
                 draws: np.ndarray, compile_s: float | None, warmup_s: float, sampling_s: float,
                 grads_warmup: np.ndarray, grads_sampling: np.ndarray, divergences: int,
-                acceptance: float, target_acceptance: float | None) -> dict:
+                acceptance: float, target_acceptance: float | None, seed: int = 1) -> dict:
     """One configuration's line. draws: (chains, N, dim) reported coordinates; grads_warmup:
     (chains,) total per chain; grads_sampling: (chains, N) per kept step."""
     draws = np.asarray(draws, dtype=np.float64)
@@ -115,7 +115,7 @@ def matrix_line(*, impl: str, target, sampler: str, precision: str, chains: int,
             failed.append("ess>draws")
     s = line_stats
     line = {"impl": impl, "target": target.name, "sampler": sampler, "precision": precision,
-            "backend": "cpu", "chains": c, "warmup": warmup, "draws": n, "dim": d,
+            "backend": "cpu", "chains": c, "warmup": warmup, "draws": n, "seed": int(seed), "dim": d,
             "compile_s": _num(compile_s), "warmup_s": _num(warmup_s), "sampling_s": _num(sampling_s),
             "grads_warmup": _num(g_warm), "grads_sampling": _num(g_samp),
             "ess_bulk_x": _num(s["ess_bulk_x"]), "ess_bulk_x2": _num(s["ess_bulk_x2"]),
@@ -130,14 +130,14 @@ def matrix_line(*, impl: str, target, sampler: str, precision: str, chains: int,
 
 
 def skipped_line(*, impl: str, target: str, sampler: str, precision: str, chains: int, warmup: int,
-                 draws: int, dim: int, reason: str) -> dict:
+                 draws: int, dim: int, reason: str, seed: int = 1) -> dict:
     """A configuration a peer cannot run: every measured key null, the reason in "skipped"."""
     keys = ("compile_s", "warmup_s", "sampling_s", "grads_warmup", "grads_sampling", "ess_bulk_x",
             "ess_bulk_x2", "ess_tail_x", "ess_min", "ess_per_s", "ess_per_grad", "grads_to_b2_avg",
             "grads_to_b2_max", "b2_avg", "b2_max", "divergences", "rhat_max", "acceptance",
             "target_acceptance", "health")
     line = {"impl": impl, "target": target, "sampler": sampler, "precision": precision, "backend": "cpu",
-            "chains": chains, "warmup": warmup, "draws": draws, "dim": dim}
+            "chains": chains, "warmup": warmup, "draws": draws, "seed": int(seed), "dim": dim}
     line.update({k: None for k in keys})
     line["skipped"] = reason
     return line

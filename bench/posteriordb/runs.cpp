@@ -4,12 +4,13 @@
 //   posteriordb_runs [DIR] [SEED] [SAMPLERS] [ONLY]
 //     DIR       bench/posteriordb (data/ and reference/)
 //     SEED      the run's seed (default 1)
-//     SAMPLERS  comma-separated among mala, chees, chees_stan, chees_dense, chees_model (default mala,chees);
+//     SAMPLERS  comma-separated among mala, chees, chees_stan, chees_dense, chees_model, nuts, mams
+//               (default mala,chees);
 //               a name with "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws
 //               from std::mt19937_64(SEED) given as `.init`, instead of ember's default starts
 //               (also uniform(−2, 2), from each chain's own stream)
 //     ONLY      run only posteriors whose name contains this
-//   Environment: EMBER_PDB_WARMUP=n another warm-up length for chees and chees_stan;
+//   Environment: EMBER_PDB_WARMUP=n another warm-up length for chees, chees_stan, nuts and mams;
 //   EMBER_PDB_CHAINS=1 prints (stderr) what warm-up adapted and where each chain off sits.
 //
 // Samplers (double precision, 16 chains, ember's default starts, 1,000 warm-up transitions, 1,000
@@ -19,6 +20,8 @@
 //   chees_stan   the same with diagonal_mass({.gradients = false}) (Stan's metric estimate)
 //   chees_dense  ember::hmc(U, {}) | ember::warmup(1000, step_size(), dense_mass(), chees()) | record()
 //   chees_model  chees on the posterior's model body (reverse-mode gradient), where it has one
+//   nuts         ember::nuts(U) | ember::warmup(1000) | ember::record()   (Stan's warm-up)
+//   mams         ember::mams(U) | ember::record()               (MAMS with its warm-up)
 // Per run: chains that never moved (no accepted kept-phase transition), chains off (a chain mean
 // of some unconstrained coordinate more than 5 reference sds from the reference mean: stuck chains
 // and chains in another mode or a tail), divergent chains, the
@@ -279,6 +282,8 @@ int main(int argc, char** argv) {
       return ember::hmc(U, {}) | ember::warmup(1000, ember::step_size(), ember::dense_mass(), ember::chees()) |
              ember::record();
     });
+    run("nuts", [&] { return ember::nuts(U) | ember::warmup(warm) | ember::record(); });
+    run("mams", [&] { return ember::mams(U, {.warmup = warm}) | ember::record(); });
     // The posterior's model body (reverse-mode gradient), where posteriors.hpp has one.
     if constexpr (requires { p.model(); }) {
       auto M = counted_energy<decltype(p.model())>{p.model(), &gradients};

@@ -1,5 +1,6 @@
-// Gradient evaluations are counted exactly: L per HMC transition (jitter changes ε, not L), and
-// ⌈uₜT/ε⌉ with a trajectory length (ChEES), uₜ the base-2 Halton sequence at t + 1.
+// Gradient evaluations are counted exactly: L per HMC transition (jitter changes ε, not L),
+// ⌈uₜT/ε⌉ with a trajectory length (ChEES), uₜ the base-2 Halton sequence at t + 1, and MAMS's
+// ⌈uₜs⌉ steps of two gradients.
 #include <ember/benchmark/measure.hpp>
 #include <ember/targets/standard_normal.hpp>
 
@@ -37,4 +38,27 @@ TEST_CASE("a matrix row counts L gradients per adapted-HMC transition and ChEES'
   CHECK(chees.grads_sampling == std::floor(chees.grads_sampling));
   CHECK(chees.grads_sampling > 2 * 100);  // ⌈uₜT/ε⌉ per transition, not one
   CHECK(chees.grads_warmup > 200);  // T starts at ε: one step at first, more as T grows
+}
+
+TEST_CASE("a matrix row counts MAMS's Halton step counts, two gradients a step, as its run does", "[benchmark]") {
+  auto const U = ember_test::normal2<double>{}.energy();
+  // L/ε = 5: k = ⌊2·5 − 1⌋ = 9, s = 9·10/(2·(10 − 5)) = 9 (⌈u·9⌉ averages 5) → ⌈9/2⌉ = 5 steps at
+  // t = 0 (u = 1/2), ⌈9/4⌉ = 3 at t = 1, ⌈27/4⌉ = 7 at t = 2.
+  auto const k = ember::adjusted_mclmc(U, {.step_size = 0.1, .trajectory_length = 0.5});
+  CHECK(bm::gradients_of_transition(k, 0) == 2 * 5);
+  CHECK(bm::gradients_of_transition(k, 1) == 2 * 3);
+  CHECK(bm::gradients_of_transition(k, 2) == 2 * 7);
+  bm::report out(nullptr);
+  bm::run_axes const axes{.chains = {32}, .warmup = 200, .draws = 100, .seed = 5};
+  bm::measure(out, bm::target<ember::targets::standard_normal>{"standard_normal"}, bm::mams{}, hana::type_c<double>,
+              hana::type_c<ember::backend::cpu>, axes);
+  REQUIRE(out.rows().size() == 1);
+  auto const& r = out.rows()[0];
+  // The matrix's count, transition by transition from the kernel, is the run's own (sampled the same way).
+  auto run = ember::start(ember::mams(ember::targets::standard_normal<double>{}.energy(), {.warmup = 200}),
+                          {.chains = 32, .seed = 5, .progress = false}, ember::backend::cpu{});
+  run.advance(300);
+  auto const res = run.result();
+  CHECK(r.grads_warmup * 32 == double(res.warmup_gradients()));
+  CHECK(r.grads_sampling * 32 == double(res.gradients()));
 }

@@ -97,7 +97,7 @@ TEST_CASE("a matrix runs every configuration of the product and skips the sensel
   while (std::getline(lines, line)) {
     ++n;
     auto const keys = ember_test::json_object_keys(line);
-    REQUIRE(keys.size() == 34);
+    REQUIRE(keys.size() == 35);
     CHECK(keys.front() == "impl");
     CHECK(keys.back() == "machine");
   }
@@ -119,6 +119,31 @@ TEST_CASE("chain counts above a target's max_chains run once, at the cap", "[ben
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].chains == 16);
   CHECK(rows[1].chains == 32);
+}
+
+TEST_CASE("replicates run each configuration on consecutive seeds, and the table gives their spread", "[benchmark]") {
+  bm::report out(nullptr);
+  bm::run_matrix(out, hana::make_tuple(bm::target<ember_test::normal2>{"normal2"}), hana::make_tuple(bm::adapted_mala{}),
+                 hana::tuple_t<float>, hana::tuple_t<ember::backend::cpu>,
+                 {.chains = {16}, .warmup = 100, .draws = 100, .seed = 5, .replicates = 3});
+  auto const& rows = out.rows();
+  REQUIRE(rows.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(rows[i].seed == 5 + i);
+  // Three seeds, three runs: not three copies of one.
+  CHECK(rows[0].ess_min != rows[1].ess_min);
+  CHECK(rows[1].ess_min != rows[2].ess_min);
+  std::ostringstream table;
+  out.print_table(table);
+  CHECK(table.str().find("replicates (seeds)") != std::string::npos);
+  CHECK(parse({"--replicates", "4"}).axes.replicates == 4);
+  CHECK_THROWS(parse({"--replicates", "0"}));
+  // Mean, range and Student's t interval: {1, 2, 3} has mean 2, sd 1, and t(2) = 4.303.
+  double const v[] = {1, 2, 3};
+  auto const st = bm::replicate_spread(v);
+  CHECK(st.mean == 2);
+  CHECK(st.min == 1);
+  CHECK(st.max == 3);
+  CHECK(st.half_width == Approx(4.303 / std::sqrt(3.0)).epsilon(1e-12));
 }
 
 TEST_CASE("the matrix driver's --host-cache takes MiB, 0 for fresh memory, and refuses anything else", "[benchmark]") {

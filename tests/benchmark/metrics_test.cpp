@@ -182,18 +182,18 @@ TEST_CASE("a configuration's JSON line has the contract's keys in order, null wh
   bm::finish(m);
   CHECK(bm::json_line(m) ==
         "{\"impl\": \"ember\", \"target\": \"banana\", \"sampler\": \"mala\", \"precision\": \"float\", \"backend\": "
-        "\"cpu\", \"chains\": 128, \"warmup\": 1000, \"draws\": 1000, \"dim\": 2, \"compile_s\": null, \"warmup_s\": "
+        "\"cpu\", \"chains\": 128, \"warmup\": 1000, \"draws\": 1000, \"seed\": 0, \"dim\": 2, \"compile_s\": null, \"warmup_s\": "
         "0.5, \"sampling_s\": 0.25, \"grads_warmup\": 1000, \"grads_sampling\": 1000, \"ess_bulk_x\": 3000, "
         "\"ess_bulk_x2\": 2500, \"ess_tail_x\": 2000, \"ess_min\": 2500, \"ess_per_s\": 10000, \"ess_per_grad\": "
         "0.0195312, \"ess_per_s_with_warmup\": 3333.33, \"ess_per_grad_with_warmup\": 0.00976562, \"grads_to_b2_avg\": 40, \"grads_to_b2_max\": null, \"b2_avg\": 0.001, \"b2_max\": 0.002, "
         "\"divergences\": 0, \"rhat_max\": 1.001, \"acceptance\": 0.6, \"target_acceptance\": 0.574, \"health\": "
         "\"ok\", \"skipped\": null, \"threads\": 0, \"machine\": \"\"}");
-  CHECK(ember_test::json_object_keys(bm::json_line(m)).size() == 34);
+  CHECK(ember_test::json_object_keys(bm::json_line(m)).size() == 35);
   bm::configuration_metrics s;
   s.target = "t";
   s.skipped = "a \"quoted\" reason";
   std::string const line = bm::json_line(s);
   CHECK(line.find("\"skipped\": \"a \\\"quoted\\\" reason\"") != std::string::npos);
   CHECK(line.find("\"health\": null") != std::string::npos);
-  CHECK(ember_test::json_object_keys(line).size() == 34);
+  CHECK(ember_test::json_object_keys(line).size() == 35);
 }

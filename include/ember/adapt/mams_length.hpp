@@ -55,7 +55,8 @@ struct lag_one_sums {
 
 template <int D>
 struct mams_length_state {
-  static constexpr double ess_target = 0.4, max_change = 4;
+  static constexpr double max_change = 4;
+  double ess_target = 0.4;       ///< effective samples per transition that c aims at
   double c = 1;                  ///< the decorrelation correction
   double lambda = 0;             ///< √(Σ σᵢ²/sᵢ²) as last measured
   double sigma2[D] = {};         ///< σᵢ² of the last closed window (0: none yet)
@@ -90,6 +91,8 @@ struct mams_length_state {
 };
 
 struct mams_length_adapter {
+  double ess_target = 0.4;  ///< effective samples per transition the length aims at (MAMS's 0.4)
+
   static constexpr tunable tunes = tunable::trajectory_length;
   static constexpr observe observes = observe::trajectory;
 
@@ -111,6 +114,7 @@ struct mams_length_adapter {
     if (w.chains < 2)
       throw std::invalid_argument("ember::warmup: mams_length() needs at least 2 chains (it measures their spread and correlation)");
     state<K> s;
+    s.ess_target = ess_target;
     s.max_steps = k.max_integrator_steps;
     // Until the chains have been seen: the kernel's own L, else √D in the metric's units.
     s.lambda = k.trajectory_length > 0 ? double(k.trajectory_length) : std::sqrt(double(K::dim));
@@ -189,7 +193,11 @@ struct mams_length_adapter {
   }
 };
 
-/// `mams_length()`.
-inline mams_length_adapter mams_length() { return {}; }
+/// `mams_length()`, `mams_length({.ess_target = 0.6})`.
+inline mams_length_adapter mams_length(mams_length_adapter o = {}) {
+  if (!(o.ess_target > 0 && o.ess_target < 10))
+    throw std::invalid_argument("ember::mams_length: ess_target must be in (0, 10), got " + std::to_string(o.ess_target));
+  return o;
+}
 
 }  // namespace ember

@@ -8,6 +8,8 @@
 ///
 ///     --chains 64,128   chain counts (one row each)      --warmup 1000   warm-up transitions
 ///     --draws 1000      kept draws per chain              --seed 1        0 to 2^64 - 1
+///     --replicates N    each configuration on seeds seed … seed + N − 1, a row each, and a table
+///                       of their spread (mean, range, the mean's 95 % interval)
 ///     --only TEXT       configurations whose id contains TEXT (ids: target__sampler__precision__backend)
 ///     --jsonl FILE      JSON lines to FILE instead of standard output, rewritten durably after
 ///                       every configuration (io/detail/durable_file.hpp), so the rows measured
@@ -98,6 +100,8 @@ struct command_line {
         c.axes.draws = detail::positive_integer(flag, value);
       } else if (flag == "--seed") {
         c.axes.seed = detail::unsigned_integer(flag, value);
+      } else if (flag == "--replicates") {
+        c.axes.replicates = detail::positive_integer(flag, value);
       } else if (flag == "--only") {
         c.only = value;
       } else if (flag == "--jsonl") {
@@ -136,7 +140,7 @@ inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget
   }
   if (cl.help) {
     std::cout << "usage: " << argv[0]
-              << " [--chains 64,128] [--warmup 1000] [--draws 1000] [--seed 1] [--only TEXT] [--jsonl FILE]"
+              << " [--chains 64,128] [--warmup 1000] [--draws 1000] [--seed 1] [--replicates 1] [--only TEXT] [--jsonl FILE]"
                  " [--host-cache MIB]\n"
                  "configurations:\n";
     for (auto const& [id, f] : configurations)

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// `measure(report, target, sampler, type_c<T>, type_c<Backend>, axes)`: one configuration of a
-/// benchmark matrix, run once per chain count of `axes` and added to `report`. For each: the
+/// benchmark matrix, run once per chain count and seed of `axes` (its replicates) and added to
+/// `report`. For each: the
 /// target's instance in precision T, the sampler's pipeline on its energy with `record()`, a run
 /// (run/run.hpp) advanced through the warm-up and then through the draws, each timed apart; gradient
 /// evaluations counted exactly (`gradients_of_transition` at every transition, with the kernel
@@ -89,7 +90,7 @@ inline bool cuda_device_present() {
 }
 }  // namespace detail
 
-/// Runs one configuration for every chain count of `axes` and adds a row per count to `out`.
+/// Runs one configuration for every chain count and seed of `axes` and adds a row each to `out`.
 /// `id` names the configuration's translation unit (for its compile time), if it has its own;
 /// `backend` points to the backend's settings (threads, block size, threads per chain), or is null
 /// for `Backend{}` (a pointer: in a host unit `backend::cuda` is only declared).
@@ -129,14 +130,17 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
   if constexpr (!detail::compiled_for<Backend>) {
     for (std::int64_t chains : counts) {
       auto r = row(chains);
+      r.seed = axes.seed;
       r.skipped = skip::needs_nvcc;
       out.add(r);
     }
   } else {
     auto const instance = target.template make<T>();
     using energy_type = std::remove_cvref_t<decltype(instance.energy())>;
-    for (std::int64_t chains : counts) {
+    for (std::int64_t chains : counts)
+    for (std::int64_t rep = 0; rep < axes.replicates; ++rep) {
       configuration_run r = row(chains);
+      r.seed = axes.seed + std::uint64_t(rep);
       if constexpr (Sampler::needs_gradient && !DifferentiableEnergy<energy_type>)
         r.skipped = skip::needs_gradient;
       if constexpr (std::is_same_v<Backend, backend::cuda>) {
@@ -144,14 +148,14 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
           r.skipped = skip::no_device;
       }
       if (r.skipped != skip::none) {
-        out.add(r);
+        if (rep == 0) out.add(r);  // one row for a configuration that did not run
         continue;
       }
       if constexpr (!Sampler::needs_gradient || DifferentiableEnergy<energy_type>) {
         auto const held = detail::energy_for<Backend>(instance.energy());
         auto const& energy = held.energy();
         auto const pipe = sampler(energy, axes.warmup) | record();
-        auto run = start(pipe, {.chains = r.chains, .seed = axes.seed, .progress = false},
+        auto run = start(pipe, {.chains = r.chains, .seed = r.seed, .progress = false},
                          backend ? *backend : Backend{});
         using clock = std::chrono::steady_clock;
         auto const t0 = clock::now();

@@ -43,6 +43,7 @@ struct configuration_metrics {
   static constexpr double null = std::numeric_limits<double>::quiet_NaN();
   std::string impl = "ember", target, sampler, precision, backend;
   std::int64_t chains = 0, warmup = 0, draws = 0;
+  std::uint64_t seed = 0;
   int dim = 0;
   double compile_s = null, warmup_s = null, sampling_s = null;
   double grads_warmup = null, grads_sampling = null; ///< per chain
@@ -60,6 +61,39 @@ struct configuration_metrics {
   std::string machine;  ///< the CPU's model name and logical cores (/proc/cpuinfo)
   double z_max = null; ///< the largest bias |z| (not in the JSON line; decides the "bias" gate)
 };
+
+/// Mean, range and the half-width of a 95 % interval for the mean (Student's t with n − 1
+/// degrees of freedom) of one metric over a configuration's seeds.
+struct replicate_stats {
+  double mean = configuration_metrics::null, min = mean, max = mean, half_width = mean;
+};
+inline replicate_stats replicate_spread(std::span<double const> v) {
+  replicate_stats s;
+  std::size_t n = 0;
+  double sum = 0, lo = 0, hi = 0;
+  for (double x : v)
+    if (std::isfinite(x)) {
+      lo = n == 0 ? x : std::min(lo, x);
+      hi = n == 0 ? x : std::max(hi, x);
+      sum += x;
+      ++n;
+    }
+  if (n == 0) return s;
+  s.mean = sum / double(n);
+  s.min = lo;
+  s.max = hi;
+  if (n < 2) return s;
+  double ss = 0;
+  for (double x : v)
+    if (std::isfinite(x)) ss += (x - s.mean) * (x - s.mean);
+  // t quantiles 0.975 for 1 … 30 degrees of freedom, then the normal's.
+  static constexpr double t975[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                    2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                    2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  double const t = n - 1 <= 30 ? t975[n - 2] : 1.960;
+  s.half_width = t * std::sqrt(ss / double(n - 1) / double(n));
+  return s;
+}
 
 /// b² below this counts as converged (the MAMS/LAPS threshold).
 inline constexpr double b2_threshold = 0.01;

@@ -14,6 +14,7 @@
 
 #include <ember/benchmark/metrics.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -101,6 +102,7 @@ inline std::string json_line(configuration_metrics const& m) {
   key("chains", std::to_string(m.chains));
   key("warmup", std::to_string(m.warmup));
   key("draws", std::to_string(m.draws));
+  key("seed", std::to_string(m.seed));
   key("dim", std::to_string(m.dim));
   key("compile_s", json_number(m.compile_s));
   key("warmup_s", num(m.warmup_s));
@@ -139,6 +141,7 @@ struct configuration_run {
   char const* id = "";  ///< the configuration's translation unit (its compile time), or ""
   char const *target = "", *sampler = "", *precision = "", *backend = "";
   std::int64_t chains = 0, warmup = 0, draws = 0;
+  std::uint64_t seed = 0;
   int dim = 0;
   double target_acceptance = configuration_metrics::null;
   bool harmonic_target = false;  ///< result::harmonic_target() of the run
@@ -183,9 +186,13 @@ public:
            "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     int over = 0, timed = 0;
     double worst = 0;
+    std::vector<std::string> seen;  // a configuration's compile time counts once, whatever its seeds
     for (auto const& m : rows_) {
       double const budget = m.backend == "cuda" ? cuda_budget_s : cpu_budget_s;
-      if (std::isfinite(m.compile_s)) {
+      std::string const key = m.target + '/' + m.sampler + '/' + m.precision + '/' + m.backend + '/' + std::to_string(m.chains);
+      bool const first = std::find(seen.begin(), seen.end(), key) == seen.end();
+      if (first) seen.push_back(key);
+      if (first && std::isfinite(m.compile_s)) {
         ++timed;
         worst = std::max(worst, m.compile_s);
         if (m.compile_s > budget)
@@ -205,12 +212,59 @@ public:
           << (m.compile_s > budget ? " (over budget)" : "") << " | "
           << (m.health == "ok" ? "ok" : "FAILED: " + m.health) << " |\n";
     }
+    print_replicates(out);
     if (timed > 0) {
       out << "\ncompile time: " << timed << " configurations timed, slowest " << cell(worst, "%.2f") << " s, " << over
           << " over budget (" << cpu_budget_s << " s per CPU configuration, " << cuda_budget_s << " s per CUDA one)";
       if (std::isfinite(header_seconds()))
         out << "; shared precompiled header " << cell(header_seconds(), "%.1f") << " s";
       out << "\n";
+    }
+  }
+
+  /// Configurations measured on several seeds: their mean ESS/s and ESS per gradient with the
+  /// seeds' range and a 95 % interval for the mean (mean ± t·sd/√n over healthy and unhealthy
+  /// seeds alike, with the unhealthy ones counted). Nothing when every configuration ran once.
+  void print_replicates(std::ostream& out) const {
+    using detail::cell;
+    struct group {
+      configuration_metrics const* first;
+      std::vector<double> per_s, per_grad;
+      int unhealthy = 0;
+    };
+    std::vector<group> groups;
+    for (auto const& m : rows_) {
+      if (!m.skipped.empty()) continue;
+      auto const same = [&](group const& g) {
+        auto const& f = *g.first;
+        return f.impl == m.impl && f.target == m.target && f.sampler == m.sampler && f.precision == m.precision &&
+               f.backend == m.backend && f.chains == m.chains && f.warmup == m.warmup && f.draws == m.draws;
+      };
+      auto it = std::find_if(groups.begin(), groups.end(), same);
+      if (it == groups.end()) it = groups.insert(groups.end(), group{&m, {}, {}, 0});
+      it->per_s.push_back(m.ess_per_s);
+      it->per_grad.push_back(m.ess_per_grad);
+      it->unhealthy += m.health != "ok";
+    }
+    bool any = false;
+    for (auto const& g : groups) any = any || g.per_s.size() > 1;
+    if (!any) return;
+    out << "\nreplicates (seeds): mean [min, max] and the mean's 95 % interval\n\n| target | sampler | precision | "
+           "backend | chains | seeds | unhealthy | ESS/s | ESS/s 95 % | ESS/grad | ESS/grad 95 % |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (auto const& g : groups) {
+      if (g.per_s.size() < 2) continue;
+      auto const& f = *g.first;
+      auto const stats = [&](std::vector<double> const& v) {
+        replicate_stats s = replicate_spread(v);
+        return std::pair{cell(s.mean) + " [" + cell(s.min) + ", " + cell(s.max) + "]",
+                         cell(s.mean - s.half_width) + " – " + cell(s.mean + s.half_width)};
+      };
+      auto const [a, ai] = stats(g.per_s);
+      auto const [b, bi] = stats(g.per_grad);
+      out << "| " << f.target << " | " << f.sampler << " | " << f.precision << " | " << f.backend << " | " << f.chains
+          << " | " << g.per_s.size() << " | " << g.unhealthy << " | " << a << " | " << ai << " | " << b << " | " << bi
+          << " |\n";
     }
   }
 
@@ -225,6 +279,7 @@ private:
     m.chains = r.chains;
     m.warmup = r.warmup;
     m.draws = r.draws;
+    m.seed = r.seed;
     m.dim = r.dim;
     m.target_acceptance = r.target_acceptance;
     m.threads = r.threads > 0 ? r.threads : detail::default_threads();

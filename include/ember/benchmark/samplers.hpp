@@ -9,11 +9,14 @@
 /// `gradients_of_transition(k, t)` is how a matrix counts gradient evaluations exactly: ULA and
 /// MALA take one per transition; HMC takes its integrator's `gradients_per_step` times the
 /// steps of transition t, which `hmc_kernel::integrator_steps_at(t, ε)` gives (L, or ⌈uₜT/ε⌉ with a
-/// trajectory length: the same for every chain, a function of t and the adapted T and ε).
+/// trajectory length: the same for every chain, a function of t and the adapted T and ε), and
+/// adjusted MCLMC likewise with `integrator_steps_at(t, capped)`.
 
+#include <ember/kernel/adjusted_mclmc.hpp>
 #include <ember/kernel/chees_hmc.hpp>
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
+#include <ember/kernel/mams.hpp>
 #include <ember/kernel/nuts.hpp>
 #include <ember/kernel/ula.hpp>
 #include <ember/pipeline/pipeline.hpp>
@@ -35,6 +38,9 @@ double gradients_of_transition(K const& k, std::int64_t t) {
   if constexpr (requires(typename K::value_type & eps) { k.integrator_steps_at(std::uint32_t(t), eps); }) {
     typename K::value_type eps = typename K::value_type(k.step_size);
     return double(K::integrator_type::gradients_per_step) * k.integrator_steps_at(std::uint32_t(t), eps);
+  } else if constexpr (requires(bool& capped) { k.integrator_steps_at(std::uint32_t(t), capped); }) {
+    bool capped;
+    return double(K::integrator_type::gradients_per_step) * k.integrator_steps_at(std::uint32_t(t), capped);
   } else {
     // Only one-gradient-per-transition kernels may get here: a kernel with an integrator of its
     // own must say how many steps transition t takes, or the counts would be silently wrong.
@@ -93,6 +99,18 @@ struct chees_hmc {
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
     return ember::chees_hmc(U, {.warmup = w});
+  }
+};
+
+/// MAMS, Metropolis-adjusted microcanonical HMC (kernel/mams.hpp): step size towards acceptance
+/// 0.9, diagonal metric and mean trajectory length adapted.
+struct mams {
+  char const* name = "mams";
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = 0.9;
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return ember::mams(U, {.warmup = w});
   }
 };
 

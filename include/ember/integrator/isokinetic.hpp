@@ -33,7 +33,10 @@ struct isokinetic {
   static constexpr double coefficient = Coefficients::value[J];
 
   /// n integrator steps of size `eps` in place: `s` holds position, energy and gradient (kept
-  /// current), `u` the unit velocity; the kinetic energy change is added to `dk`.
+  /// current), `u` the unit velocity; the kinetic energy change is added to `dk`. The last kick
+  /// of a step and the first of the next act at the same position, so they are one kick of their
+  /// summed length: a kick is the exact flow of the velocity for a fixed gradient, and two flows
+  /// of one gradient compose into one (ΔK adds). n McLachlan steps take 2n + 1 kicks, not 3n.
   template <class E, class S, int D, class Metric>
   EMBER_HD EMBER_INLINE static void steps(E const& U, chain_state<S, D>& s, vec<S, D>& u, element_t<S> eps,
                                           Metric const& metric, int n, S& dk) {
@@ -41,33 +44,35 @@ struct isokinetic {
     using T = element_t<S>;
     for (int l = 0; l < n; ++l)
       [&]<std::size_t... J>(std::index_sequence<J...>) {
-        (substep<J>(U, s, u, T(coefficient<J>) * eps, metric, dk), ...);
-      }(std::make_index_sequence<size>{});
+        (substep<J>(U, s, u, T(coefficient<J> + (J == 0 && l > 0 ? coefficient<size - 1> : 0.0)) * eps, metric, dk),
+         ...);
+      }(std::make_index_sequence<size - 1>{});
+    if (n > 0) kick(s.grad, u, T(coefficient<size - 1>) * eps, metric, dk);
   }
 
-  /// The velocity kick of length h (b ε): u turned towards −Lᵀ∇U, its kinetic energy change added to dk.
+  /// The velocity kick of length h (b ε): u turned towards −Lᵀ∇U, its kinetic energy change added
+  /// to dk. The new velocity is A e + B u normalised; its norm² is A² + B² + 2AB (u·e) in closed
+  /// form (|e| = |u| = 1), so the kick is two passes over the coordinates.
   template <class S, int D, class Metric>
   EMBER_HD EMBER_INLINE static void kick(vec<S, D> const& grad, vec<S, D>& u, element_t<S> h, Metric const& metric, S& dk) {
     using T = element_t<S>;
     auto const g = metric.apply_transpose(grad);
-    S g2 = S(T(0));
-    for (int i = 0; i < D; ++i) g2 = fmadd(g[i], g[i], g2);
-    S const gn = sqrt(g2);
-    // e = −g/|g| (0 where the gradient vanishes: then δ = 0, ζ = 1 and u is left as it is).
-    S const inv = select(gn > S(T(0)), S(T(-1)) / gn, S(T(0)));
-    S ue = S(T(0));
-    for (int i = 0; i < D; ++i) ue = fmadd(u[i], g[i] * inv, ue);
-    S const delta = S(T(h / T(D - 1))) * gn;
-    S const zeta = exp(-delta), z2 = zeta * zeta;
-    S const ce = (S(T(1)) - zeta) * (S(T(1)) + zeta + ue * (S(T(1)) - zeta)), cu = S(T(2)) * zeta;
-    S n2 = S(T(0));
+    S g2 = S(T(0)), ug = S(T(0));
     for (int i = 0; i < D; ++i) {
-      u[i] = fmadd(ce * inv, g[i], cu * u[i]);
-      n2 = fmadd(u[i], u[i], n2);
+      g2 = fmadd(g[i], g[i], g2);
+      ug = fmadd(u[i], g[i], ug);
     }
-    S const rn = S(T(1)) / sqrt(n2);
-    for (int i = 0; i < D; ++i) u[i] = u[i] * rn;
-    dk = dk + S(T(D - 1)) * (delta - S(T(0.6931471805599453)) + log(S(T(1)) + ue + (S(T(1)) - ue) * z2));
+    S const gn = sqrt(g2);
+    // e = −g/|g| (0 where the gradient vanishes: then δ = 0, ζ = 1, A = 0 and u is left as it is).
+    S const inv = select(gn > S(T(0)), S(T(-1)) / gn, S(T(0)));
+    S const ue = ug * inv;
+    S const delta = S(T(h / T(D - 1))) * gn;
+    S const zeta = exp(-delta), z2 = zeta * zeta, one = S(T(1));
+    S const a = (one - zeta) * (one + zeta + ue * (one - zeta)), b = S(T(2)) * zeta;
+    S const rn = one / sqrt(fmadd(a, a, fmadd(b, b, S(T(2)) * a * b * ue)));
+    S const ca = a * rn * inv, cb = b * rn;
+    for (int i = 0; i < D; ++i) u[i] = fmadd(ca, g[i], cb * u[i]);
+    dk = dk + S(T(D - 1)) * (delta - S(T(0.6931471805599453)) + log(one + ue + (one - ue) * z2));
   }
 
  private:
