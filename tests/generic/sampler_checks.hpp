@@ -26,6 +26,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 namespace ember_test {
@@ -156,6 +157,35 @@ struct gaussian10 {
   }
   // Covariances checked: neighbours (ρ = 0.5), next neighbours and a distant pair (≈ 0).
   static std::vector<std::array<int, 2>> pairs() { return {{0, 1}, {4, 5}, {3, 5}, {0, 9}}; }
+  // Σ's Cholesky factor (lower).
+  std::array<std::array<double, D>, D> cholesky() const {
+    std::array<std::array<double, D>, D> l{};
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double s = sigma[i][j];
+        for (int k = 0; k < j; ++k) s -= l[i][k] * l[j][k];
+        l[i][j] = i == j ? std::sqrt(s) : s / l[j][j];
+      }
+    return l;
+  }
+  // n independent draws of N(μ, Σ): chains that start in the target stay in it under an exact
+  // kernel, so an error in a kernel's sampling law shows in the moments after a few transitions.
+  std::vector<ember::vec<float, D>> exact_draws(std::int64_t n, std::uint64_t seed) const {
+    auto const l = cholesky();
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> z;
+    std::vector<ember::vec<float, D>> out(static_cast<std::size_t>(n));
+    for (auto& x : out) {
+      double e[D];
+      for (double& v : e) v = z(rng);
+      for (int i = 0; i < D; ++i) {
+        double s = mu[i];
+        for (int k = 0; k <= i; ++k) s += l[i][k] * e[k];
+        x[i] = float(s);
+      }
+    }
+    return out;
+  }
 };
 
 // MALA leaves the Gaussian invariant: after a burn-in of many relaxation times (λ_max/η ≈ 54

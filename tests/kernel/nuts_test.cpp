@@ -7,7 +7,6 @@
 #include <ember/targets/eight_schools.hpp>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 namespace {
@@ -15,42 +14,11 @@ namespace {
 using namespace ember;
 using ember_test::gaussian10;
 
-// Cholesky factor (lower, row by row) of gaussian10's Σ.
-std::array<std::array<double, 10>, 10> cholesky(gaussian10 const& g) {
-  std::array<std::array<double, 10>, 10> l{};
-  for (int i = 0; i < 10; ++i)
-    for (int j = 0; j <= i; ++j) {
-      double s = g.sigma[i][j];
-      for (int k = 0; k < j; ++k) s -= l[i][k] * l[j][k];
-      l[i][j] = i == j ? std::sqrt(s) : s / l[j][j];
-    }
-  return l;
-}
-
-// n independent draws of N(μ, Σ): chains that start in the target stay in it under an exact
-// kernel, so any error in NUTS's sampling law shows in the moments after a few transitions.
-std::vector<vec<float, 10>> exact_draws(gaussian10 const& g, std::int64_t n, std::uint64_t seed) {
-  auto const l = cholesky(g);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> z;
-  std::vector<vec<float, 10>> out(static_cast<std::size_t>(n));
-  for (auto& x : out) {
-    double e[10];
-    for (double& v : e) v = z(rng);
-    for (int i = 0; i < 10; ++i) {
-      double s = g.mu[i];
-      for (int k = 0; k <= i; ++k) s += l[i][k] * e[k];
-      x[i] = float(s);
-    }
-  }
-  return out;
-}
-
 template <class Kernel, class Backend>
 void check_invariance(Kernel const& k, Backend const& backend, std::uint64_t seed) {
   gaussian10 g;
   std::int64_t const chains = 40'000;
-  auto r = sample(k | burn_in(2), {.chains = chains, .steps = 1, .seed = seed, .init = exact_draws(g, chains, seed)}, backend);
+  auto r = sample(k | burn_in(2), {.chains = chains, .steps = 1, .seed = seed, .init = g.exact_draws(chains, seed)}, backend);
   CHECK(r.divergent_transitions() == 0);
   CHECK(r.truncated_transitions() == 0);
   // Gradients: at least one leaf per transition, at most 2^10 − 1.
@@ -79,7 +47,7 @@ TEST_CASE("nuts leaves a correlated gaussian invariant under a diagonal and a de
   check_invariance(k.with_metric(diag), backend::cpu{}, 24);
   // The whitened U-turn criterion (Σv)·v is exact for any factor L of M⁻¹: Σ's own here, so the
   // target looks like N(0, I) to the dynamics.
-  auto const l = cholesky(g);
+  auto const l = g.cholesky();
   dense_metric<float, 10> dense{};
   for (int i = 0; i < 10; ++i)
     for (int j = 0; j <= i; ++j) dense.lower[i * (i + 1) / 2 + j] = float(l[i][j]);
