@@ -64,7 +64,6 @@ struct mams_length_state {
   double cov[D] = {}, var0[D] = {}, var1[D] = {};  ///< the window's pooled lag-1 sums
   std::int64_t windows = 0;      ///< windows closed
   std::int64_t max_steps = 1024; ///< the kernel's cap on integrator steps
-  double last_ess = 0;           ///< the last ESS-per-transition estimate
 
   void reset_window() {
     n = 0;
@@ -85,7 +84,6 @@ struct mams_length_state {
   void correct() {
     double const e = ess_per_transition();
     if (!(e > 0)) return;
-    last_ess = e;
     c *= std::clamp(ess_target / e, 1 / max_change, max_change);
   }
 };
@@ -145,8 +143,10 @@ struct mams_length_adapter {
       s.var1[i] += v1;
       s.sx[i] += q[2];
       s.sxx[i] += q[3];
-      double const sd = detail::metric_sd(step.kernel.metric, i);
-      spread += v1 / (m - 1) / (sd * sd);
+      if (s.windows == 0) {  // λ from this transition's spread only until a window has closed
+        double const sd = detail::metric_sd(step.kernel.metric, i);
+        spread += v1 / (m - 1) / (sd * sd);
+      }
     }
     s.n += m;
     if (s.windows == 0 && spread > 0) s.lambda = std::sqrt(spread);
