@@ -1,14 +1,16 @@
-// NUTS in lock-step (kernel/nuts.hpp): chains of a SIMD batch build their trees leaf by leaf
-// together, so a batch takes as many leapfrog steps as its deepest tree; a lane whose tree ended
-// idles. This measures, per matrix target, the lanes' useful fraction: Σ leaves over the batch's
-// chains / (lanes × the batch's most leaves), transition by transition, for batches of 16 (float
-// AVX-512) and 8 lanes, after the warm-up every run makes (nuts(U) | warmup(1000), 128 chains).
-// Also the mean leaves per transition and the share of transitions at each tree depth.
+// NUTS's lanes (kernel/nuts.hpp, pipeline/fused_lanes.hpp): in lock-step a SIMD batch takes as
+// many leapfrog steps as its deepest tree while lanes whose tree ended idle; at their own pace a
+// lane that ended starts its next transition at once and the batch waits only at the end of the
+// run. Per matrix target, after the warm-up every run makes (nuts(U) | warmup(1000), 128 chains):
+// the lanes' useful fraction of both (Σ leaves over a batch's chains / (lanes × the leaf-steps
+// the batch took), from the trees of every chain, for batches of 16 lanes (float AVX-512) and of
+// this machine's width), the mean leaves per transition, the share of each tree depth, and the
+// sampling time of the same run in both loops (the same draws, bit for bit), measured in turn.
 //
 //   ember_nuts_lockstep [transitions]     (default 500 after warm-up)
 //
 // A lane's tree does not depend on its batch (kernel/nuts.hpp: every draw is the chain's own), so
-// the trees are grown one chain at a time here and grouped into batches afterwards.
+// the trees are grown one chain at a time for the fractions and grouped into batches afterwards.
 #include <ember/ember.hpp>
 #include <ember/targets/banana.hpp>
 #include <ember/targets/breast_cancer_logistic.hpp>
@@ -22,6 +24,7 @@
 #include <ember/targets/two_mode_mixture.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -46,6 +49,7 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
   for (std::int64_t c = 0; c < chains; ++c) s.push_back(k.init(res.final_state(c)));
   std::vector<std::int64_t> leaves(static_cast<std::size_t>(chains));
   std::vector<std::vector<std::int64_t>> history(static_cast<std::size_t>(chains));
+  constexpr int W = int(simd_batch<float>::size);
   double useful16 = 0, total16 = 0, useful8 = 0, total8 = 0, all = 0;
   std::int64_t depth[16] = {};
   for (std::int64_t t = 0; t < transitions; ++t) {
@@ -60,7 +64,7 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
       while ((std::int64_t(1) << d) - 1 < n) ++d;
       ++depth[std::min(d, 15)];
     }
-    for (int w : {16, 8}) {
+    for (int w : {16, W}) {
       for (std::int64_t b = 0; b < chains; b += w) {
         std::int64_t most = 0, sum = 0;
         for (std::int64_t c = b; c < b + w; ++c) {
@@ -72,31 +76,45 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
       }
     }
   }
-  // What a lane that ended its tree could do while its batch finishes: start its next transition
-  // (at most one ahead). Each call then lasts as long as the longest remainder of the current
-  // transition; a lane spends the rest on its next tree.
-  double ahead_useful = 0, ahead_total = 0;
-  for (std::int64_t b = 0; b < chains; b += 16) {
-    std::vector<std::int64_t> done(16, 0);  // leaves of the current transition already built
-    for (std::int64_t t = 0; t + 1 < transitions; ++t) {
+  // At their own pace: a batch takes as many leaf-steps as its lane with the most leaves over
+  // the whole run.
+  auto own_pace = [&](int w) {
+    double useful = 0, total = 0;
+    for (std::int64_t b = 0; b < chains; b += w) {
       std::int64_t most = 0;
-      for (int l = 0; l < 16; ++l) most = std::max(most, history[std::size_t(b + l)][std::size_t(t)] - done[std::size_t(l)]);
-      for (int l = 0; l < 16; ++l) {
-        std::int64_t const rest = history[std::size_t(b + l)][std::size_t(t)] - done[std::size_t(l)];
-        std::int64_t const next = std::min(most - rest, history[std::size_t(b + l)][std::size_t(t + 1)]);
-        ahead_useful += double(rest + next);
-        done[std::size_t(l)] = next;
+      for (std::int64_t c = b; c < b + w; ++c) {
+        std::int64_t sum = 0;
+        for (auto n : history[std::size_t(c)]) sum += n;
+        useful += double(sum);
+        most = std::max(most, sum);
       }
-      ahead_total += double(16 * most);
+      total += double(w * most);
     }
-  }
+    return useful / total;
+  };
+  // The sampling run itself, both loops from the warmed-up states, alternated, best of three.
+  std::vector<vec<float, D>> starts;
+  for (std::int64_t c = 0; c < chains; ++c) starts.push_back(res.final_state(c));
+  double seconds[2] = {1e30, 1e30};
+  std::int64_t gradients[2] = {};
+  for (int rep = 0; rep < 3; ++rep)
+    for (int lock = 0; lock < 2; ++lock) {
+      auto kk = k;
+      kk.own_pace = lock == 0;
+      auto const t0 = std::chrono::steady_clock::now();
+      auto const r = sample(kk | record(), {.chains = chains, .steps = transitions, .seed = 2, .init = starts, .progress = false});
+      seconds[lock] = std::min(seconds[lock], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      gradients[lock] = r.gradients();
+    }
+  if (gradients[0] != gradients[1]) std::printf("# %s: the two loops counted different gradients (%lld, %lld)\n", name,
+                                                (long long)gradients[0], (long long)gradients[1]);
   std::string hist;
   double const n = double(chains * transitions);
   for (int d = 0; d < 16; ++d)
     if (depth[d] > 0) hist += " " + std::to_string(d) + ":" + std::to_string(int(100.0 * double(depth[d]) / n + 0.5)) + "%";
-  std::printf("%-26s %4d  eps %8.4f  leaves/transition %7.1f  useful 16 lanes %5.1f%%  8 lanes %5.1f%%  16 lanes one ahead %5.1f%%  depth%s\n",
-              name, D, double(k.step_size), all / n, 100 * useful16 / total16, 100 * useful8 / total8,
-              100 * ahead_useful / ahead_total, hist.c_str());
+  std::printf("%-24s %4d %8.4f %8.1f   %5.1f%% %5.1f%%   %5.1f%% %5.1f%%   %8.3f %8.3f %6.2fx  %s\n", name, D,
+              double(k.step_size), all / n, 100 * useful16 / total16, 100 * own_pace(16), 100 * useful8 / total8,
+              100 * own_pace(W), seconds[1], seconds[0], seconds[1] / seconds[0], hist.c_str());
   std::fflush(stdout);
 }
 
@@ -105,9 +123,11 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
 int main(int argc, char** argv) {
   namespace tg = ember::targets;
   std::int64_t const n = argc > 1 ? std::atoll(argv[1]) : 500;
-  std::printf("# NUTS lock-step efficiency: 128 chains after nuts(U) | warmup(1000), %lld transitions, float\n",
-              (long long)n);
-  std::printf("# target                       D  step size   leaves a transition  useful lane-steps (16, 8 lanes)  tree depths\n");
+  constexpr int W = int(ember::simd_batch<float>::size);
+  std::printf("# NUTS's lanes: 128 chains after nuts(U) | warmup(1000), %lld transitions, float, %d-lane batches here\n",
+              (long long)n, W);
+  std::printf("# useful lane-steps: lock-step and own pace, for 16 lanes and for %d; sampling seconds (2 threads)\n", W);
+  std::printf("# target                   D   step  leaves   16: lock  own   %2d: lock  own   lock-step  own pace  speed-up  depths\n", W);
   measure("standard_normal", tg::standard_normal<float>{}, n);
   measure("ill_conditioned_gaussian", tg::ill_conditioned_gaussian<float>{}, n);
   measure("rotated_gaussian", tg::rotated_gaussian<float>{}, n);

@@ -40,6 +40,30 @@ TEST_CASE("Philox on a SIMD batch gives every lane the scalar stream of its chai
     }
 }
 
+TEST_CASE("lane_rng gives each lane, at its own step and block, its chain's scalar stream bit for bit", "[simd][rng]") {
+  auto check = []<class B>(B) {
+    using T = typename B::value_type;
+    constexpr int W = int(B::size);
+    constexpr std::uint64_t seed = 0x5eed0123456789ull;
+    std::uint32_t const chain = 4000;
+    std::uint32_t steps[W], blocks[W];
+    for (int l = 0; l < W; ++l) steps[l] = std::uint32_t(7 + 3 * l * l), blocks[l] = std::uint32_t(5 * l);
+    auto lanes = make_lane_rng(make_chain_rng<B>(seed, chain, 0));
+    lanes.step = words_from_lanes<B>(steps);
+    auto const z = lanes.template normal<13>(purpose::proposal);
+    auto const u = lanes.template uniform_at<3>(purpose::leaf, words_from_lanes<B>(blocks));
+    for (int l = 0; l < W; ++l) {
+      auto r = make_chain_rng<T>(seed, chain + std::uint32_t(l), steps[l]);
+      auto const zs = r.template normal<13>(purpose::proposal);
+      auto const us = r.template uniform_from<3>(purpose::leaf, blocks[l]);
+      for (int i = 0; i < 13; ++i) REQUIRE(z[i].get(std::size_t(l)) == zs[i]);
+      for (int i = 0; i < 3; ++i) REQUIRE(u[i].get(std::size_t(l)) == us[i]);
+    }
+  };
+  check(simd_batch<float>{});
+  check(simd_batch<double>{});
+}
+
 namespace {
 
 // Runs `kernel | record()` on both paths over a chain count that is not a multiple of the batch

@@ -6,7 +6,11 @@
 #include <ember/ember.hpp>
 #include <ember/targets/eight_schools.hpp>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
 #include <vector>
 
 namespace {
@@ -93,6 +97,60 @@ TEST_CASE("nuts counts what its trees did: gradients, trees stopped at the maxim
     CHECK(per < 15);
     CHECK(r.acceptance_rate() > 0.9);  // chains that moved
   }
+}
+
+TEST_CASE("nuts's lanes at their own pace give the lock-step draws and counts bit for bit, in pieces and in any batch",
+          "[kernel][nuts][simd]") {
+  // Scales 0.1 to 3 under a scalar metric: trees of 2 to 7 doublings, different in every lane,
+  // so that lanes run ahead of each other by many transitions. The energy is not finite below
+  // x₂ = −10, where one chain starts: frozen from its start in both loops.
+  auto const U = custom_energy<3>([](auto const& x) {
+    auto const a = (x[0] - 0.5f) * 10.f, b = x[1] + 1.f, c = (x[2] - 2.f) / 3.f;
+    return 0.5f * (a * a + b * b + c * c) + 1e-3f * log(x[2] + 10.f);
+  });
+  std::int64_t const chains = 37;  // a partial last batch
+  std::vector<vec<float, 3>> starts(48, vec<float, 3>{{0.f, 0.f, 0.f}});
+  for (std::size_t c = 0; c < starts.size(); ++c) starts[c][0] = 0.01f * float(c);
+  starts[5][2] = -20.f;
+  auto run = [&](bool own_pace, std::int64_t n, std::vector<std::int64_t> const& pieces) {
+    auto pipe = nuts(U, {.step_size = 0.04, .own_pace = own_pace}) | burn_in(7) | thin(3) | record() | track(moments);
+    auto r = start(pipe, {.chains = n, .seed = 41, .init = std::span(starts.data(), std::size_t(n))});
+    for (auto p : pieces) r.advance(p);
+    return r.result();
+  };
+  auto const lock = run(false, chains, {157});
+  REQUIRE(lock.divergent(5));
+  std::vector<std::vector<std::int64_t>> const piecings = {{157}, {1, 40, 116}, {7, 150}};
+  for (std::size_t p = 0; p < piecings.size(); ++p) {
+    auto const lanes = run(true, chains, piecings[p]);
+    INFO("pieces " << p);
+    REQUIRE(lanes.kept() == lock.kept());
+    CHECK(lanes.gradients() == lock.gradients());
+    CHECK(lanes.acceptance_rate() == lock.acceptance_rate());
+    for (std::int64_t c = 0; c < chains; ++c) CHECK(lanes.accepted(c) == lock.accepted(c));
+    CHECK(lanes.truncated_transitions() == lock.truncated_transitions());
+    CHECK(lanes.divergent_transitions() == lock.divergent_transitions());
+    for (std::int64_t c = 0; c < chains; ++c)
+      for (std::int64_t k = 0; k < lock.kept(); ++k)
+        for (int d = 0; d < 3; ++d) REQUIRE(std::bit_cast<std::uint32_t>(lanes.samples()(k, c, d)) ==
+                                            std::bit_cast<std::uint32_t>(lock.samples()(k, c, d)));
+    // Tracked sums: the same terms, added in another grouping of lanes, so equal to rounding.
+    auto const& a = lanes.trace();
+    auto const& b = lock.trace();
+    REQUIRE(a.mean.size() == b.mean.size());
+    for (std::size_t k = 0; k < a.mean.size(); ++k) {
+      CHECK(a.live_chains[k] == b.live_chains[k]);
+      for (int d = 0; d < 3; ++d) CHECK(a.mean[k][d] == Approx(b.mean[k][d]).epsilon(1e-12).margin(1e-12));
+    }
+  }
+  // A chain's draws do not depend on the chains beside it (48: whole batches; from the default
+  // start, as a run from `.init` mixes the starts into its stream key).
+  auto pipe = nuts(U, {.step_size = 0.04, .own_pace = true}) | burn_in(7) | thin(3) | record();
+  auto const few = sample(pipe, {.chains = chains, .steps = 150, .seed = 42});
+  auto const more = sample(pipe, {.chains = 48, .steps = 150, .seed = 42});
+  for (std::int64_t c = 0; c < chains; ++c)
+    for (std::int64_t k = 0; k < few.kept(); ++k)
+      for (int d = 0; d < 3; ++d) REQUIRE(more.samples()(k, c, d) == few.samples()(k, c, d));
 }
 
 TEST_CASE("nuts with its warm-up matches the eight schools quadrature reference", "[kernel][nuts][statistics]") {

@@ -204,16 +204,24 @@ struct cpu_sink {
   }
   template <class State, class S>
   void keep(std::int64_t k, std::uint32_t c, State const& s, S window, mask_t<S> live) {
+    keep(k, c, s, window, live, mask_t<S>(true));
+  }
+  // Kept step k of the lanes in `which` only (lanes that keep their own steps: fused_lanes.hpp).
+  template <class State, class S>
+  void keep(std::int64_t k, std::uint32_t c, State const& s, S window, mask_t<S> live, mask_t<S> const& which) {
     if constexpr (P::records) {
       T lane[width<S>()];
+      bool write[width<S>()];
+      mask_lanes<S>(which, write);
       for (int d = 0; d < D; ++d) {
         lanes_of(s.x[d], lane);
         T* dst = samples + (k * D + d) * chains + c;
-        for (int i = 0; i < lanes; ++i) dst[i] = lane[i];
+        for (int i = 0; i < lanes; ++i)
+          if (write[i]) dst[i] = lane[i];
       }
     }
     if constexpr (P::track_stride > 0) {
-      live = live && real<S>();
+      live = live && which && real<S>();
       if (!any(live)) return;
       // Each live lane's terms in double, lanes in chain order, then added to the block's sums.
       // What the terms are is the statistics' business (pipeline/track.hpp), not the sink's.

@@ -71,6 +71,17 @@ EMBER_HD EMBER_INLINE chain_state<S, D> select_state(M const& m, chain_state<S, 
 /// `result::gradients()`; 0 from a kernel that does not say), and whether its trajectory was cut
 /// short by a cap (NUTS's maximum tree depth, a ChEES trajectory's `max_integrator_steps`),
 /// which a run counts and a summary warns about.
+/// dst ← a in the lanes of m, in place: no temporary state to copy (a NUTS tree blends its large
+/// states at every leaf).
+template <class M, class S, int D>
+EMBER_HD EMBER_INLINE void blend_state(M const& m, chain_state<S, D> const& a, chain_state<S, D>& dst) {
+  for (int i = 0; i < D; ++i) {
+    dst.x[i] = select(m, a.x[i], dst.x[i]);
+    dst.grad[i] = select(m, a.grad[i], dst.grad[i]);
+  }
+  dst.energy = select(m, a.energy, dst.energy);
+}
+
 template <class S>
 struct step_info {
   S accepted;

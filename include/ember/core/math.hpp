@@ -223,6 +223,7 @@ EMBER_HD EMBER_INLINE T select(M m, T const& a, T const& b) {
 
 /// True for a plain `true`; for a SIMD mask, true when any lane is set.
 EMBER_HD EMBER_INLINE bool any(bool m) { return m; }
+EMBER_HD EMBER_INLINE bool all(bool m) { return m; }
 
 /// Mask of lanes whose value is neither infinite nor NaN. `x - x` is 0 exactly for finite x and
 /// NaN otherwise, which works unchanged for every scalar type (do not build with -ffast-math).

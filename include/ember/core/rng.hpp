@@ -278,4 +278,47 @@ EMBER_HD EMBER_INLINE chain_rng<S> make_chain_rng(std::uint64_t seed, std::uint3
   return {std::uint32_t(seed), std::uint32_t(seed >> 32), rng_traits<S>::lanes_from(chain), step};
 }
 
+/// The streams of a batch whose lanes are at different transitions (NUTS trees grown lane by
+/// lane, kernel/nuts.hpp): `chain_rng` with the step index, and a Philox block, per lane. Each
+/// lane draws exactly what `chain_rng` draws for its chain at its step (tests/core/rng_test.cpp).
+template <class S>
+struct lane_rng {
+  using u32 = typename rng_traits<S>::u32;
+
+  std::uint32_t key0, key1;
+  u32 chain;  // chain index of each lane
+  u32 step;   // transition index of each lane
+
+  /// `N` ≤ 4 uniforms in (0, 1] of Philox block `block` (per lane) for purpose `p`: the first `N`
+  /// of `chain_rng::uniform_from<4>(p, block)`.
+  template <int N>
+  EMBER_HD EMBER_INLINE vec<S, N> uniform_at(purpose p, u32 block) const {
+    static_assert(N >= 1 && N <= 4, "ember::lane_rng::uniform_at draws one Philox block: 1 to 4 uniforms");
+    auto w = philox4x32<S>(chain, step, block, u32(std::uint32_t(p)), key0, key1);
+    vec<S, N> u;
+    for (int i = 0; i < N; ++i) u[i] = rng_traits<S>::uniform(w.w[i]);
+    return u;
+  }
+  /// `D` standard normals for purpose `p`: `chain_rng::normal<D>(p)` of each lane's step.
+  template <int D>
+  EMBER_HD EMBER_INLINE vec<S, D> normal(purpose p) const {
+    vec<S, D> z;
+    for (int b = 0; b < (D + 3) / 4; ++b) {
+      auto w = philox4x32<S>(chain, step, u32(std::uint32_t(b)), u32(std::uint32_t(p)), key0, key1);
+      S n[4];
+      box_muller(rng_traits<S>::uniform(w.w[0]), w.w[1], n[0], n[1]);
+      if (4 * b + 2 < D) box_muller(rng_traits<S>::uniform(w.w[2]), w.w[3], n[2], n[3]);
+      for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
+    }
+    return z;
+  }
+};
+
+/// The streams of `rng`'s lanes, every lane at `rng`'s step.
+template <class S>
+EMBER_HD EMBER_INLINE lane_rng<S> make_lane_rng(chain_rng<S> const& rng) {
+  using u32 = typename rng_traits<S>::u32;
+  return {rng.key0, rng.key1, rng.chain, u32(rng.step)};
+}
+
 }  // namespace ember

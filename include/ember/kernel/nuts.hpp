@@ -18,11 +18,14 @@
 /// first leaf's velocity and the running Σv (the iterative scheme of NumPyro and BlackJAX,
 /// O(depth) memory a chain instead of a recursion).
 ///
-/// **Chains in lock-step.** All chains of a SIMD batch build their trees leaf by leaf together:
-/// the doubling structure is the same for every chain, only the directions differ, so one leaf
-/// is one velocity-Verlet step of the whole batch, and a chain that has stopped idles (masked)
-/// until the batch's longest tree ends. On a GPU each thread is one chain and stops on its own.
-/// `bench/nuts_lockstep.cpp` measures the lanes' useful fraction.
+/// **A tree per lane.** A transition is grown a leaf at a time (`begin`, then `grow` until the
+/// lane's tree ends, `info`), every lane of a SIMD batch at its own doubling and leaf, the lanes
+/// differing in their directions, in when they stop (a mask) and in the indices of their
+/// checkpoints. `step` grows every lane's tree from the same transition: the batch takes as many
+/// leapfrog steps as its deepest tree while lanes whose tree ended idle (*lock-step*; on a GPU
+/// each thread is one chain and stops on its own). With `.own_pace`, a sampling chunk instead
+/// runs pipeline/fused_lanes.hpp, where a lane whose tree ended starts its next transition at
+/// once; the draws are the same bits. `bench/nuts_lockstep.cpp` measures both.
 ///
 /// What a transition reports (`step_info`): `accepted` 1 where the chain moved (the drawn point
 /// is not the start), `accept_prob` the mean over the tree's new points of min(1, e^{−ΔH})
@@ -37,11 +40,13 @@
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
+#include <ember/core/lanes.hpp>
 #include <ember/core/metric.hpp>
 #include <ember/core/rng.hpp>
 #include <ember/integrator/palindromic.hpp>
 #include <ember/kernel/detail/validate.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -55,6 +60,13 @@ struct nuts_options {
   int max_tree_depth = 10;             ///< doublings of a trajectory, at most 2^depth − 1 gradients (Stan's 10)
   double mass = 1;                     ///< scalar mass m > 0 (a warm-up adapts a diagonal or dense metric)
   double divergence_threshold = 1000;  ///< an energy error above this marks a divergent transition
+  /// On a SIMD batch after warm-up, each lane starts its next transition as soon as its tree has
+  /// ended instead of waiting for the batch's deepest tree (pipeline/fused_lanes.hpp): the same
+  /// draws, bit for bit. It pays where a gradient costs much more than a leaf's bookkeeping
+  /// (breast_cancer_logistic, 569 rows: 1.5× faster) and loses where it does not (0.4-0.9× on
+  /// the matrix's cheap targets: each lane's start draws a momentum for the whole batch, and the
+  /// sub-tree checks span every lane's checkpoints); bench/results/2026-11-28-nuts.md.
+  bool own_pace = false;
 };
 
 namespace detail {
@@ -115,6 +127,7 @@ struct nuts_kernel {
   value_type step_size;
   int max_tree_depth = 10;
   value_type divergence_threshold = 1000;
+  bool own_pace = false;  ///< nuts_options::own_pace
 
   template <class S>
   EMBER_HD chain_state<S, dim> init(vec<S, dim> const& x) const {
@@ -141,7 +154,7 @@ struct nuts_kernel {
   }
   template <class M>
   nuts_kernel<E, Integrator, M> with_metric(M const& m) const {
-    return {energy, m, step_size, max_tree_depth, divergence_threshold};
+    return {energy, m, step_size, max_tree_depth, divergence_threshold, own_pace};
   }
 
   void validate() const {
@@ -151,100 +164,205 @@ struct nuts_kernel {
     detail::require_divergence_threshold(double(divergence_threshold), "ember::nuts");
   }
 
+  /// One tree per lane, grown a leaf at a time (`begin`, then `grow` until the lane is done):
+  /// what a lane's transition keeps between two leaves. `draw` is the point drawn so far, the
+  /// transition's result once the lane is done.
+  template <class S>
+  struct tree {
+    static constexpr int W = lanes_of<S>;
+    chain_state<S, dim> draw, left, right, q, half;
+    vec<S, dim> v_left, v_right, v, rho, half_rho;
+    vec<S, dim> ck_v[depth_limit - 1], ck_rho[depth_limit - 1];
+    S eps, h, h0, log_w, half_log_w, merge_u, accept_sum, leaves;
+    mask_t<S> going, diverged, moved, forward;
+    int doubling[W], leaf[W];  // each lane's doubling j and leaf n of the half it is growing
+  };
+
+  /// Starts a transition from `s` in the lanes of `m` (their random numbers are `rng`'s, each
+  /// lane at its own step), with step size `eps`.
+  template <class S>
+  EMBER_HD EMBER_INLINE void begin(tree<S>& w, chain_state<S, dim> const& s, lane_rng<S> const& rng, S const& eps,
+                                   mask_t<S> const& m) const {
+    using T = value_type;
+    auto const v0 = rng.template normal<dim>(purpose::proposal);
+    S const h0 = s.energy + S(T(0.5)) * detail::dot(v0, v0);
+    if (all(m)) {  // every lane (a tree's first start: nothing of `w` is read)
+      w.draw = w.left = w.right = w.q = w.half = s;
+      w.v_left = w.v_right = w.rho = w.v = v0;
+      for (int i = 0; i < dim; ++i) w.half_rho[i] = S(T(0));
+      w.eps = w.h = eps;
+      w.half_log_w = w.merge_u = S(T(0));
+      w.forward = mask_t<S>(true);
+      w.h0 = h0;
+      w.log_w = w.accept_sum = w.leaves = S(T(0));
+      w.going = mask_t<S>(true);
+      w.diverged = w.moved = mask_t<S>(false);
+      for (int i = 0; i < lanes_of<S>; ++i) w.doubling[i] = w.leaf[i] = 0;
+      return;
+    }
+    blend_state(m, s, w.draw);
+    blend_state(m, s, w.left);
+    blend_state(m, s, w.right);
+    blend_state(m, s, w.q);
+    for (int i = 0; i < dim; ++i) {
+      w.v_left[i] = select(m, v0[i], w.v_left[i]);
+      w.v_right[i] = select(m, v0[i], w.v_right[i]);
+      w.rho[i] = select(m, v0[i], w.rho[i]);
+      w.v[i] = select(m, v0[i], w.v[i]);
+    }
+    w.eps = select(m, eps, w.eps);
+    w.h0 = select(m, h0, w.h0);
+    w.log_w = select(m, S(T(0)), w.log_w);
+    w.accept_sum = select(m, S(T(0)), w.accept_sum);
+    w.leaves = select(m, S(T(0)), w.leaves);
+    w.going = w.going || m;
+    w.diverged = w.diverged && !m;
+    w.moved = w.moved && !m;
+    bool in[lanes_of<S>];
+    mask_lanes<S>(m, in);
+    for (int i = 0; i < lanes_of<S>; ++i)
+      if (in[i]) w.doubling[i] = w.leaf[i] = 0;
+  }
+
+  /// One leaf of every lane in `active` (each at its own doubling and leaf): a velocity-Verlet step
+  /// from the end of the half the lane is growing (a new half, in a random direction, when its
+  /// previous one ended), its weight and U-turns, and where a half ends its merge into the tree.
+  /// Returns the lanes whose transition ended at this leaf.
+  template <class S>
+  EMBER_HD EMBER_INLINE mask_t<S> grow(tree<S>& w, lane_rng<S> const& rng, mask_t<S> const& active) const {
+    using T = value_type;
+    using M = mask_t<S>;
+    constexpr int W = lanes_of<S>;
+    constexpr int D = dim;
+    S const inf = S(std::numeric_limits<T>::infinity());
+    // The lanes' integer state: which lanes start a half, the Philox blocks of their draws, the
+    // checkpoints of their sub-trees.
+    bool act[W], starting[W], store[W], size_end[W];
+    int lo[W], hi[W];
+    std::uint32_t tree_block[W], leaf_block[W];
+    mask_lanes<S>(active, act);
+    int store_lo = depth_limit, store_hi = -1, check_lo = depth_limit, check_hi = -1;
+    for (int i = 0; i < W; ++i) {
+      int const j = w.doubling[i], n = w.leaf[i];
+      starting[i] = act[i] && n == 0;
+      tree_block[i] = std::uint32_t(j);
+      leaf_block[i] = std::uint32_t((1 << j) - 1 + n);
+      detail::nuts_checkpoints(unsigned(n), lo[i], hi[i]);
+      store[i] = act[i] && (n & 1) == 0;
+      size_end[i] = n + 1 == (1 << j);
+      if (store[i]) store_lo = hi[i] < store_lo ? hi[i] : store_lo, store_hi = hi[i] > store_hi ? hi[i] : store_hi;
+      if (act[i]) check_lo = lo[i] < check_lo ? lo[i] : check_lo, check_hi = hi[i] > check_hi ? hi[i] : check_hi;
+    }
+    // A new half grows from the end in its direction; `q` and `v` are its last leaf.
+    M const start = mask_from_lanes<S>(starting);
+    if (any(start)) {
+      auto const u = rng.template uniform_at<2>(purpose::tree, words_from_lanes<S>(tree_block));
+      M const fwd = u[0] <= S(T(0.5));
+      w.forward = (start && fwd) || (!start && w.forward);
+      w.merge_u = select(start, u[1], w.merge_u);
+      blend_state(start && w.forward, w.right, w.q);
+      blend_state(start && !w.forward, w.left, w.q);
+      for (int i = 0; i < D; ++i) {
+        w.v[i] = select(start, select(w.forward, w.v_right[i], w.v_left[i]), w.v[i]);
+        w.half_rho[i] = select(start, S(T(0)), w.half_rho[i]);
+      }
+      w.h = select(start, select(w.forward, w.eps, -w.eps), w.h);
+      blend_state(start, w.q, w.half);
+      w.half_log_w = select(start, -inf, w.half_log_w);
+    }
+    Integrator::steps(energy, w.q, w.v, w.h, metric, 1);
+    S dh = w.q.energy + S(T(0.5)) * detail::dot(w.v, w.v) - w.h0;
+    dh = select(dh == dh, dh, inf);  // NaN: an infinite error
+    M const divergent = !(dh <= S(divergence_threshold));
+    w.accept_sum = w.accept_sum + select(active, exp(min(S(T(0)), -dh)), S(T(0)));
+    w.leaves = w.leaves + select(active, S(T(1)), S(T(0)));
+    // Progressive multinomial sampling within the half: the new leaf replaces the drawn point
+    // with probability w_leaf / w_half (so the first leaf always does).
+    S const lw = -dh;
+    S const new_log_w = detail::log_add_exp(w.half_log_w, lw);
+    S const pick = rng.template uniform_at<1>(purpose::leaf, words_from_lanes<S>(leaf_block))[0];
+    blend_state(active && pick <= exp(lw - new_log_w), w.q, w.half);
+    w.half_log_w = select(active, new_log_w, w.half_log_w);
+    for (int i = 0; i < D; ++i) w.half_rho[i] = select(active, w.half_rho[i] + w.v[i], w.half_rho[i]);
+    // Checkpoints (at even leaves) and the U-turns of the complete sub-trees ending at this leaf,
+    // each lane at its own indices.
+    for (int c = store_lo; c <= store_hi; ++c) {
+      bool in[W];
+      for (int i = 0; i < W; ++i) in[i] = store[i] && hi[i] == c;
+      M const m = mask_from_lanes<S>(in);
+      if (!any(m)) continue;
+      for (int i = 0; i < D; ++i) {
+        w.ck_v[c][i] = select(m, w.v[i], w.ck_v[c][i]);
+        w.ck_rho[c][i] = select(m, w.half_rho[i], w.ck_rho[c][i]);
+      }
+    }
+    M turned = M(false);
+    for (int c = check_hi; c >= check_lo; --c) {
+      bool in[W];
+      for (int i = 0; i < W; ++i) in[i] = act[i] && lo[i] <= c && c <= hi[i];
+      M const m = mask_from_lanes<S>(in);
+      if (!any(m)) continue;
+      S a = S(T(0)), b = S(T(0));
+      for (int i = 0; i < D; ++i) {
+        S const r = w.half_rho[i] - w.ck_rho[c][i] + w.ck_v[c][i];
+        a = fmadd(r, w.ck_v[c][i], a);
+        b = fmadd(r, w.v[i], b);
+      }
+      turned = turned || (m && !(a > S(T(0)) && b > S(T(0))));
+    }
+    M const stop = active && (divergent || turned);
+    w.diverged = w.diverged || (active && divergent);
+    for (int i = 0; i < W; ++i) w.leaf[i] += act[i] ? 1 : 0;
+    M const ends = stop || (active && mask_from_lanes<S>(size_end));
+    if (!any(ends)) return M(false);
+    // A half that ended: merged if it finished (its point replaces the tree's with probability
+    // min(1, w_half / w_tree)), discarded, with the transition, if it turned or diverged.
+    M const ok = ends && !stop;
+    M const take = ok && w.merge_u <= exp(w.half_log_w - w.log_w);
+    blend_state(take, w.half, w.draw);
+    w.moved = w.moved || take;
+    w.log_w = select(ok, detail::log_add_exp(w.log_w, w.half_log_w), w.log_w);
+    M const to_right = ends && w.forward, to_left = ends && !w.forward;
+    blend_state(to_right, w.q, w.right);
+    blend_state(to_left, w.q, w.left);
+    for (int i = 0; i < D; ++i) {
+      w.v_right[i] = select(to_right, w.v[i], w.v_right[i]);
+      w.v_left[i] = select(to_left, w.v[i], w.v_left[i]);
+      w.rho[i] = select(ends, w.rho[i] + w.half_rho[i], w.rho[i]);
+    }
+    M const tree_turned = !(detail::dot(w.rho, w.v_left) > S(T(0)) && detail::dot(w.rho, w.v_right) > S(T(0)));
+    w.going = (ends && ok && !tree_turned) || (!ends && w.going);
+    bool end[W], deepest[W];
+    mask_lanes<S>(ends, end);
+    for (int i = 0; i < W; ++i) {
+      if (end[i]) ++w.doubling[i], w.leaf[i] = 0;
+      deepest[i] = w.doubling[i] >= max_tree_depth;
+    }
+    return ends && (!w.going || mask_from_lanes<S>(deepest));
+  }
+
+  /// What lane's transition did, read once it is done (`grow` returned it).
+  template <class S>
+  EMBER_HD EMBER_INLINE step_info<S> info(tree<S> const& w) const {
+    using T = value_type;
+    step_info<S> r{select(w.moved, S(T(1)), S(T(0))), w.diverged, w.accept_sum / max(w.leaves, S(T(1)))};
+    r.gradients = w.leaves * S(T(Integrator::gradients_per_step));
+    r.truncated = w.going;
+    return r;
+  }
+
  private:
   template <class S>
   EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng, S const& eps) const {
-    using T = value_type;
-    using M = mask_t<S>;
-    constexpr int D = dim;
-    S const inf = S(std::numeric_limits<T>::infinity());
-    auto const v0 = rng.template normal<D>(purpose::proposal);
-    S const h0 = s.energy + S(T(0.5)) * detail::dot(v0, v0);
-
-    // The tree: its two ends (state and velocity), Σv over its points, log Σ e^{−(H − H₀)} (the
-    // start counts e⁰), and the point drawn so far, kept in `s`.
-    chain_state<S, D> left = s, right = s;
-    vec<S, D> v_left = v0, v_right = v0, rho = v0;
-    S log_w = S(T(0));
-    S accept_sum = S(T(0)), leaves = S(T(0));
-    M going = M(true), diverged = M(false), moved = M(false);
-    vec<S, D> ck_v[depth_limit - 1], ck_rho[depth_limit - 1];
-
-    for (int j = 0; j < max_tree_depth && any(going); ++j) {
-      auto const u = rng.template uniform_from<2>(purpose::tree, std::uint32_t(j));
-      M const forward = u[0] <= S(T(0.5));
-      // The new half grows from the end in its direction; `q` and `v` are its last leaf.
-      chain_state<S, D> q = select_state(forward, right, left);
-      vec<S, D> v;
-      for (int i = 0; i < D; ++i) v[i] = select(forward, v_right[i], v_left[i]);
-      S const h = select(forward, eps, -eps);
-      // The half: its drawn point, log weight and Σv. Lanes whose half stops (turns or diverges)
-      // stop the whole transition and their half is discarded, so only `going` lanes that finish
-      // it read these; the others need no masking.
-      chain_state<S, D> half = q;
-      S half_log_w = -inf;
-      vec<S, D> half_rho;
-      for (int i = 0; i < D; ++i) half_rho[i] = S(T(0));
-      M half_going = going, half_stopped = M(false);
-      unsigned const size = 1u << j;
-      for (unsigned n = 0; n < size && any(half_going); ++n) {
-        Integrator::steps(energy, q, v, h, metric, 1);
-        S dh = q.energy + S(T(0.5)) * detail::dot(v, v) - h0;
-        dh = select(dh == dh, dh, inf);  // NaN: an infinite error
-        M const divergent = !(dh <= S(divergence_threshold));
-        accept_sum = accept_sum + select(half_going, exp(min(S(T(0)), -dh)), S(T(0)));
-        leaves = leaves + select(half_going, S(T(1)), S(T(0)));
-        // Progressive multinomial sampling within the half: the new leaf replaces the drawn
-        // point with probability w_leaf / w_half (so the first leaf always does).
-        S const lw = -dh;
-        S const new_log_w = detail::log_add_exp(half_log_w, lw);
-        S const pick = rng.template uniform_from<1>(purpose::leaf, size - 1 + n)[0];
-        half = select_state(pick <= exp(lw - new_log_w), q, half);
-        half_log_w = new_log_w;
-        for (int i = 0; i < D; ++i) half_rho[i] = half_rho[i] + v[i];
-        // U-turns of the complete sub-trees ending at this leaf.
-        int lo, hi;
-        detail::nuts_checkpoints(n, lo, hi);
-        if ((n & 1u) == 0) {
-          ck_v[hi] = v;
-          ck_rho[hi] = half_rho;
-        }
-        M turned = M(false);
-        for (int c = hi; c >= lo; --c) {
-          S a = S(T(0)), b = S(T(0));
-          for (int i = 0; i < D; ++i) {
-            S const r = half_rho[i] - ck_rho[c][i] + ck_v[c][i];
-            a = fmadd(r, ck_v[c][i], a);
-            b = fmadd(r, v[i], b);
-          }
-          turned = turned || !(a > S(T(0)) && b > S(T(0)));
-        }
-        M const stop = half_going && (divergent || turned);
-        diverged = diverged || (half_going && divergent);
-        half_stopped = half_stopped || stop;
-        half_going = half_going && !stop;
-      }
-      // Merge a finished half: its point replaces the tree's with probability min(1, w_half / w_tree).
-      M const ok = going && !half_stopped;
-      M const take = ok && u[1] <= exp(half_log_w - log_w);
-      s = select_state(take, half, s);
-      moved = moved || take;
-      log_w = select(ok, detail::log_add_exp(log_w, half_log_w), log_w);
-      // The tree's new end (lanes that stopped read their ends no more).
-      right = select_state(forward, q, right);
-      left = select_state(forward, left, q);
-      for (int i = 0; i < D; ++i) {
-        v_right[i] = select(forward, v[i], v_right[i]);
-        v_left[i] = select(forward, v_left[i], v[i]);
-        rho[i] = rho[i] + half_rho[i];
-      }
-      M const turned = !(detail::dot(rho, v_left) > S(T(0)) && detail::dot(rho, v_right) > S(T(0)));
-      going = ok && !turned;
-    }
-    step_info<S> info{select(moved, S(T(1)), S(T(0))), diverged, accept_sum / max(leaves, S(T(1)))};
-    info.gradients = leaves * S(T(Integrator::gradients_per_step));
-    info.truncated = going;
-    return info;
+    // Every lane's tree from its start to its end; a lane whose tree ended idles (masked) until
+    // the batch's deepest tree has.
+    lane_rng<S> const lanes = make_lane_rng(rng);
+    tree<S> w;
+    begin(w, s, lanes, eps, mask_t<S>(true));
+    mask_t<S> active(true);
+    while (any(active)) active = active && !grow(w, lanes, active);
+    s = w.draw;
+    return info(w);
   }
 };
 
@@ -260,7 +378,7 @@ struct nuts_fn {
     if (!(o.mass > 0) || !std::isfinite(o.mass)) throw std::invalid_argument("ember::nuts: the mass must be positive and finite");
     nuts_kernel<E, Integrator> k{U, scalar_metric<T>{T(1.0 / std::sqrt(o.mass))},
                                  T(o.step_size.value_or(std::numeric_limits<double>::quiet_NaN())), o.max_tree_depth,
-                                 T(o.divergence_threshold)};
+                                 T(o.divergence_threshold), o.own_pace};
     // Without a step size the kernel waits for a warm-up to adapt one; the rest is checked now.
     if (o.step_size) {
       k.validate();

@@ -12,8 +12,10 @@
 ///   load(chain, state, frozen, window)        the chain's stored state, frozen mask, window count;
 ///   store(chain, state, frozen, window, counts)   at the end of the chunk, with what the chunk
 ///                                             counted (`chunk_counts`);
-///   keep(k, chain, state, window, live)       at kept step k (global index) with the accepted
-///                                             count since the previous kept step;
+///   keep(k, chain, state, window, live[, lanes])  at kept step k (global index) with the accepted
+///                                             count since the previous kept step (only the
+///                                             `lanes` given, where lanes keep their own steps:
+///                                             fused_lanes.hpp);
 ///   diverged(chain, newly, t)                 when lanes go non-finite at transition t;
 ///   observe(chain, accept_prob, frozen)       after each transition, in warm-up chunks only;
 ///   observe_trajectory(chain, start, end)     likewise, where the trajectory ended (ChEES).
@@ -23,45 +25,14 @@
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
 #include <ember/core/rng.hpp>
+#include <ember/pipeline/chunk.hpp>
+#include <ember/pipeline/fused_lanes.hpp>
 #include <ember/pipeline/pipeline.hpp>
 
 #include <algorithm>
 #include <cstdint>
 
 namespace ember {
-
-/// A stretch of transitions [begin, end) of a run, with what decides which of them are kept.
-struct chunk {
-  std::int64_t begin = 0, end = 0;
-  std::int64_t keep_from = 0;   ///< first kept-phase transition (warm-up + burn-in)
-  std::int64_t count_from = 0;  ///< first transition whose divergences are counted (end of warm-up)
-  std::int64_t thin = 1;
-  std::uint64_t key = 0;        ///< the Philox key of the run's stream
-};
-
-/// The longest chunk: per-chunk counts live in the lane type, and a float counts exactly to 2²⁴.
-inline constexpr std::int64_t max_chunk = std::int64_t(1) << 22;
-
-/// What a chunk counted per lane besides the chains' state, added by the sink to the run's
-/// per-chain totals. In the lane type, so exact while below 2²⁴ a lane: a chunk is at most
-/// 2²² transitions, and at most 2²⁴ / (the kernel's most gradients a transition) (run/run.hpp).
-template <class S>
-struct chunk_counts {
-  S divergent = S(0);  ///< divergent transitions after warm-up
-  S accepted = S(0);   ///< accepted transitions in the kept phase
-  S truncated = S(0);  ///< transitions after warm-up whose trajectory a cap cut short
-  S gradients = S(0);  ///< gradient evaluations the kernel reported, in every phase
-};
-
-/// The longest chunk of `kernel`: at most `max_chunk`, and few enough transitions that its
-/// gradient count stays below 2²⁴ a lane. A kernel whose transitions may take many gradients
-/// says how many at most (`max_gradients()`: HMC, NUTS); any other is taken to take at most 64.
-template <class Kernel>
-std::int64_t max_chunk_for(Kernel const& kernel) {
-  std::int64_t g = 64;
-  if constexpr (requires { kernel.max_gradients(); }) g = std::max<std::int64_t>(1, std::int64_t(kernel.max_gradients()));
-  return std::min<std::int64_t>(max_chunk, std::max<std::int64_t>(1, (std::int64_t(1) << 24) / g));
-}
 
 /// The default start state of a chain: x₀ ~ uniform(−2, 2) in each sampled (unconstrained)
 /// coordinate, as Stan and NumPyro start, drawn from the chain's own stream (step 0, purpose
@@ -77,51 +48,14 @@ EMBER_HD EMBER_INLINE vec<S, D> default_start(std::uint64_t key, std::uint32_t c
   return x;
 }
 
-/// Whether `Kernel`'s energy declares `static constexpr bool finite_value_means_finite_x = true`:
-/// its value is not finite wherever a coordinate of x is not (every gaussian: each coordinate
-/// enters U through a non-zero coefficient, and ±∞ or NaN there makes U ∞ or NaN).
-template <class Kernel>
-inline constexpr bool finite_value_means_finite_x =
-    requires { requires Kernel::energy_type::finite_value_means_finite_x; };
-
-/// Mask of lanes whose energy and position are all finite. Adding 0·xᵢ turns any non-finite
-/// coordinate into a NaN energy (0·∞ is NaN), so one test covers all D + 1 values; for an energy
-/// whose value already says so (above), the energy alone (D fewer multiply-adds per transition:
-/// 3 % of P1's time, docs/performance.md).
-template <class Kernel, class State>
-EMBER_HD EMBER_INLINE auto state_is_finite(State const& s) {
-  if constexpr (finite_value_means_finite_x<Kernel>) return is_finite(s.energy);
-  auto e = s.energy;
-  EMBER_UNROLL
-  for (int i = 0; i < int(sizeof(s.x) / sizeof(s.x[0])); ++i) e = e + decltype(e)(0) * s.x[i];
-  return is_finite(e);
-}
-
-namespace detail {
-/// The same object, through a reference the compiler cannot see through: loads from it are not
-/// loop-invariant. Taken once per transition on the host, so that GCC neither hoists the
-/// kernel's constants (a precision matrix's 100 broadcasts) out of the step loop, where they
-/// cannot stay in registers and come back as a broadcast before each use, nor keeps them apart
-/// from their use: a broadcast next to its FMA folds into it as an embedded broadcast
-/// (`{1to16}`). A device keeps such constants in registers or its constant cache, so there the
-/// reference is the object itself.
-template <class T>
-EMBER_HD EMBER_INLINE T const& opaque(T const& x) {
-#if !defined(__CUDA_ARCH__) && (defined(__GNUC__) || defined(__clang__))
-  T const* p = &x;
-  asm("" : "+r"(p));
-  return *p;
-#else
-  return x;
-#endif
-}
-}  // namespace detail
-
-/// Whether a warm-up chunk also asks the kernel where its trajectory ended (ChEES).
-enum class observe { nothing, acceptance, trajectory };
-
 template <class S, observe Observe = observe::nothing, class Kernel, class Sink>
 EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref, std::uint32_t chain, Sink& sink) {
+  if constexpr (Observe == observe::nothing && lanes_of<S> > 1 && grows_lanes<Kernel, S>) {
+    if (kernel.own_pace) {
+      fused_chunk_lanes<S>(kernel, chunk_ref, chain, sink);  // every lane at its own pace (NUTS)
+      return;
+    }
+  }
   // A copy: through the reference, every step would reload the key and the bounds (the sink's
   // calls might change them), and Philox's first two rounds, loop-invariant for a known key, would
   // stay in the loop.
