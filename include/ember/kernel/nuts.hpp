@@ -65,7 +65,7 @@ struct nuts_options {
   /// draws, bit for bit. It pays where a gradient costs much more than a leaf's bookkeeping
   /// (breast_cancer_logistic, 569 rows: 1.5× faster) and loses where it does not (0.4-0.9× on
   /// the matrix's cheap targets: each lane's start draws a momentum for the whole batch, and the
-  /// sub-tree checks span every lane's checkpoints); bench/results/2026-11-28-nuts.md.
+  /// sub-tree checks span every lane's checkpoints); bench/results/2026-11-28-nuts-lanes.md.
   bool own_pace = false;
 };
 
