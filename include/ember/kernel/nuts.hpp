@@ -60,13 +60,15 @@ struct nuts_options {
   int max_tree_depth = 10;             ///< doublings of a trajectory, at most 2^depth − 1 gradients (Stan's 10)
   double mass = 1;                     ///< scalar mass m > 0 (a warm-up adapts a diagonal or dense metric)
   double divergence_threshold = 1000;  ///< an energy error above this marks a divergent transition
-  /// On a SIMD batch after warm-up, each lane starts its next transition as soon as its tree has
-  /// ended instead of waiting for the batch's deepest tree (pipeline/fused_lanes.hpp): the same
-  /// draws, bit for bit. It pays where a gradient costs much more than a leaf's bookkeeping
-  /// (breast_cancer_logistic, 569 rows: 1.5× faster) and loses where it does not (0.4-0.9× on
-  /// the matrix's cheap targets: each lane's start draws a momentum for the whole batch, and the
-  /// sub-tree checks span every lane's checkpoints); bench/results/2026-11-28-nuts-lanes.md.
-  bool own_pace = false;
+  /// On a SIMD batch after warm-up, `true`: each lane starts its next transition as soon as its
+  /// tree has ended instead of waiting for the batch's deepest tree (pipeline/fused_lanes.hpp);
+  /// `false`: lock-step. The draws are the same bits either way. It pays where a gradient costs
+  /// much more than a leaf's bookkeeping (breast_cancer_logistic, 569 rows: 1.5× faster) and
+  /// loses where it does not (0.4-0.9× on the matrix's cheap targets: each lane's start draws a
+  /// momentum for the whole batch, and the sub-tree checks span every lane's checkpoints;
+  /// bench/results/2026-11-28-nuts-lanes.md). Left out, a run measures: its first two sampling
+  /// chunks run one way each, and the rest runs the way that made more gradients a second.
+  std::optional<bool> own_pace = std::nullopt;
 };
 
 namespace detail {
@@ -127,7 +129,8 @@ struct nuts_kernel {
   value_type step_size;
   int max_tree_depth = 10;
   value_type divergence_threshold = 1000;
-  bool own_pace = false;  ///< nuts_options::own_pace
+  bool own_pace = false;     ///< nuts_options::own_pace
+  bool measure_pace = true;  ///< nuts_options::own_pace left out: a run chooses own_pace by measuring both
 
   template <class S>
   EMBER_HD chain_state<S, dim> init(vec<S, dim> const& x) const {
@@ -154,7 +157,7 @@ struct nuts_kernel {
   }
   template <class M>
   nuts_kernel<E, Integrator, M> with_metric(M const& m) const {
-    return {energy, m, step_size, max_tree_depth, divergence_threshold, own_pace};
+    return {energy, m, step_size, max_tree_depth, divergence_threshold, own_pace, measure_pace};
   }
 
   void validate() const {
@@ -378,7 +381,8 @@ struct nuts_fn {
     if (!(o.mass > 0) || !std::isfinite(o.mass)) throw std::invalid_argument("ember::nuts: the mass must be positive and finite");
     nuts_kernel<E, Integrator> k{U, scalar_metric<T>{T(1.0 / std::sqrt(o.mass))},
                                  T(o.step_size.value_or(std::numeric_limits<double>::quiet_NaN())), o.max_tree_depth,
-                                 T(o.divergence_threshold), o.own_pace};
+                                 T(o.divergence_threshold), o.own_pace.value_or(false),
+                                 !o.own_pace.has_value()};
     // Without a step size the kernel waits for a warm-up to adapt one; the rest is checked now.
     if (o.step_size) {
       k.validate();

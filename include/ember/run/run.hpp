@@ -133,9 +133,12 @@ class run {
           warmup_gradients_ = total_gradients();
         }
       } else {
-        run_chunk(kernel_, ch, std::integral_constant<observe, observe::nothing>{});
+        bool const probing = measure_pace(ch);
+        if (!probing) run_chunk(kernel_, ch, std::integral_constant<observe, observe::nothing>{});
         t_ = ch.end;
         double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+        if (probing) len = ch.end - ch.begin;  // the second probe as long as the first
+        if (probing) continue;
         // Chunks of about half a second: a progress line twice a second, and chunking's own cost
         // (a load and a store of every chain's state) far below 1 %.
         double const grow = dt > 0 ? 0.5 / dt : 8.0;
@@ -222,6 +225,28 @@ class run {
 
  private:
   friend struct detail::run_checkpoint;
+  /// A kernel whose lanes may run at their own pace (NUTS's `own_pace`) and that was not told
+  /// which: its first two sampling chunks run one way each, timed, and the kernel keeps the way
+  /// that made more gradients a second. Both give the same draws, so the choice changes only the
+  /// time. Returns whether `ch` was such a probe (and has run).
+  bool measure_pace(chunk const& ch) {
+    if constexpr (requires { kernel_.measure_pace; kernel_.own_pace; }) {
+      if (!kernel_.measure_pace || pace_probes_ == 2) return false;
+      kernel_type k = kernel_;
+      k.own_pace = pace_probes_ == 1;
+      std::int64_t const g0 = total_gradients();
+      auto const c0 = std::chrono::steady_clock::now();
+      run_chunk(k, ch, std::integral_constant<observe, observe::nothing>{});
+      double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      pace_rate_[pace_probes_++] = dt > 0 ? double(total_gradients() - g0) / dt : 0;
+      if (pace_probes_ == 2) kernel_.own_pace = pace_rate_[1] > pace_rate_[0];
+      return true;
+    } else {
+      (void)ch;
+      return false;
+    }
+  }
+
   template <class K, observe Mode>
   void run_chunk(K const& k, chunk const& ch, std::integral_constant<observe, Mode>) {
     std::int64_t const k0 = sched_.kept_before(ch.begin), k1 = sched_.kept_before(ch.end);
@@ -430,6 +455,8 @@ class run {
   mass_windows windows_;
   warmup_state<kernel_type, typename P::warmup_type> warm_;
   kernel_type kernel_;
+  int pace_probes_ = 0;       // measure_pace: sampling chunks timed so far (0, 1, 2)
+  double pace_rate_[2] = {};  // their gradients a second, lock-step and own pace
   typename Backend::template storage<P> storage_;
   std::int64_t t_ = 0;
   detail::host_buffer<T> samples_;
