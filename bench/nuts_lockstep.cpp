@@ -101,6 +101,7 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
     for (int lock = 0; lock < 2; ++lock) {
       auto kk = k;
       kk.own_pace = lock == 0;
+      kk.measure_pace = false;
       auto const t0 = std::chrono::steady_clock::now();
       auto const r = sample(kk | record(), {.chains = chains, .steps = transitions, .seed = 2, .init = starts, .progress = false});
       seconds[lock] = std::min(seconds[lock], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -100,7 +100,7 @@ TEST_CASE("nuts counts what its trees did: gradients, trees stopped at the maxim
   }
 }
 
-TEST_CASE("nuts's lanes at their own pace (asked, or chosen by timing) give the lock-step draws and counts bit for bit, in pieces and in any batch",
+TEST_CASE("nuts's lanes at their own pace (asked, or chosen by timing) give the lock-step draws and counts bit for bit, in pieces and beside any chains",
           "[kernel][nuts][simd]") {
   // Scales 0.1 to 3 under a scalar metric: trees of 2 to 7 doublings, different in every lane,
   // so that lanes run ahead of each other by many transitions. The energy is not finite below
@@ -123,8 +123,7 @@ TEST_CASE("nuts's lanes at their own pace (asked, or chosen by timing) give the 
   REQUIRE(lock.divergent(5));
   std::vector<std::vector<std::int64_t>> const piecings = {{157}, {1, 40, 116}, {7, 150}};
   for (std::size_t p = 0; p < piecings.size(); ++p) {
-    // At their own pace, and as a run chooses by timing its first two sampling chunks.
-    auto const lanes = run(p == 1 ? std::nullopt : std::optional<bool>(true), chains, piecings[p]);
+    auto const lanes = run(true, chains, piecings[p]);
     INFO("pieces " << p);
     REQUIRE(lanes.kept() == lock.kept());
     CHECK(lanes.gradients() == lock.gradients());
@@ -144,6 +143,22 @@ TEST_CASE("nuts's lanes at their own pace (asked, or chosen by timing) give the 
       CHECK(a.live_chains[k] == b.live_chains[k]);
       for (int d = 0; d < 3; ++d) CHECK(a.mean[k][d] == Approx(b.mean[k][d]).epsilon(1e-12).margin(1e-12));
     }
+  }
+  // Left to choose, a run that tracks nothing times the halves of its first sampling chunk of at
+  // least 64 transitions, one in each loop, and keeps the faster: the same draws whichever it is.
+  {
+    auto pipe = nuts(U, {.step_size = 0.04}) | burn_in(7) | thin(3) | record();
+    auto measured = start(pipe, {.chains = chains, .seed = 41, .init = std::span(starts.data(), std::size_t(chains))});
+    auto const kernel_before = measured.kernel();
+    CHECK(kernel_before.measure_pace);
+    measured.advance(30);   // under 64 transitions: not measured
+    measured.advance(127);  // measured: 63 in lock-step, 64 at own pace
+    auto const r = measured.result();
+    CHECK(r.gradients() == lock.gradients());
+    for (std::int64_t c = 0; c < chains; ++c)
+      for (std::int64_t k = 0; k < lock.kept(); ++k)
+        for (int d = 0; d < 3; ++d) REQUIRE(std::bit_cast<std::uint32_t>(r.samples()(k, c, d)) ==
+                                            std::bit_cast<std::uint32_t>(lock.samples()(k, c, d)));
   }
   // A chain's draws do not depend on the chains beside it (48: whole batches; from the default
   // start, as a run from `.init` mixes the starts into its stream key).

@@ -62,15 +62,6 @@ EMBER_HD EMBER_INLINE chain_state<S, D> select_state(M const& m, chain_state<S, 
   return r;
 }
 
-/// What one transition reports besides the new state: whether the proposal was accepted
-/// (1 or 0 per lane; always 1 for unadjusted kernels; for NUTS, whether the chain moved),
-/// whether it diverged (a non-finite proposal energy, or an energy error above the divergence
-/// threshold), the acceptance statistic step-size adaptation averages (the Metropolis
-/// probability min(1, e^{log ratio}), 1 for unadjusted kernels, 0 for a NaN ratio; NUTS: its
-/// mean over the tree), the gradient evaluations the transition made (the run counts them:
-/// `result::gradients()`; 0 from a kernel that does not say), and whether its trajectory was cut
-/// short by a cap (NUTS's maximum tree depth, a ChEES trajectory's `max_integrator_steps`),
-/// which a run counts and a summary warns about.
 /// dst ← a in the lanes of m, in place: no temporary state to copy (a NUTS tree blends its large
 /// states at every leaf).
 template <class M, class S, int D>
@@ -82,6 +73,15 @@ EMBER_HD EMBER_INLINE void blend_state(M const& m, chain_state<S, D> const& a, c
   dst.energy = select(m, a.energy, dst.energy);
 }
 
+/// What one transition reports besides the new state: whether the proposal was accepted
+/// (1 or 0 per lane; always 1 for unadjusted kernels; for NUTS, whether the chain moved),
+/// whether it diverged (a non-finite proposal energy, or an energy error above the divergence
+/// threshold), the acceptance statistic step-size adaptation averages (the Metropolis
+/// probability min(1, e^{log ratio}), 1 for unadjusted kernels, 0 for a NaN ratio; NUTS: its
+/// mean over the tree), the gradient evaluations the transition made (the run counts them:
+/// `result::gradients()`; 0 from a kernel that does not say), and whether its trajectory was cut
+/// short by a cap (NUTS's maximum tree depth, a ChEES trajectory's `max_integrator_steps`),
+/// which a run counts and a summary warns about.
 template <class S>
 struct step_info {
   S accepted;

@@ -62,12 +62,14 @@ struct nuts_options {
   double divergence_threshold = 1000;  ///< an energy error above this marks a divergent transition
   /// On a SIMD batch after warm-up, `true`: each lane starts its next transition as soon as its
   /// tree has ended instead of waiting for the batch's deepest tree (pipeline/fused_lanes.hpp);
-  /// `false`: lock-step. The draws are the same bits either way. It pays where a gradient costs
-  /// much more than a leaf's bookkeeping (breast_cancer_logistic, 569 rows: 1.5× faster) and
-  /// loses where it does not (0.4-0.9× on the matrix's cheap targets: each lane's start draws a
-  /// momentum for the whole batch, and the sub-tree checks span every lane's checkpoints;
-  /// bench/results/2026-11-28-nuts-lanes.md). Left out, a run measures: its first two sampling
-  /// chunks run one way each, and the rest runs the way that made more gradients a second.
+  /// `false`: lock-step. The draws are the same bits either way (tracked sums equal to rounding).
+  /// It pays where a gradient costs much more than a leaf's bookkeeping (breast_cancer_logistic,
+  /// 569 rows: 1.5× faster) and loses where trees differ in depth and a gradient costs a few dozen
+  /// operations (0.4-0.9×: each lane's start draws a momentum for the whole batch, and the
+  /// sub-tree checks span every lane's checkpoints; bench/results/2026-11-28-nuts-lanes.md).
+  /// Left out, a run that tracks no statistics measures: the two halves of its first sampling
+  /// chunk of at least 64 transitions run one way each, timed, and the rest runs the way that
+  /// made more gradients a second.
   std::optional<bool> own_pace = std::nullopt;
 };
 
@@ -181,13 +183,13 @@ struct nuts_kernel {
     int doubling[W], leaf[W];  // each lane's doubling j and leaf n of the half it is growing
   };
 
-  /// Starts a transition from `s` in the lanes of `m` (their random numbers are `rng`'s, each
-  /// lane at its own step), with step size `eps`.
+  /// Starts a transition from `s` in the lanes of `m`, with step size `eps` and the momentum
+  /// `v0` (purpose `proposal` of each lane's step: `momentum(rng)`). A tree's checkpoints are
+  /// written before a lane reads them; lanes outside `m` and idle lanes compute on theirs, masked.
   template <class S>
-  EMBER_HD EMBER_INLINE void begin(tree<S>& w, chain_state<S, dim> const& s, lane_rng<S> const& rng, S const& eps,
+  EMBER_HD EMBER_INLINE void begin(tree<S>& w, chain_state<S, dim> const& s, vec<S, dim> const& v0, S const& eps,
                                    mask_t<S> const& m) const {
     using T = value_type;
-    auto const v0 = rng.template normal<dim>(purpose::proposal);
     S const h0 = s.energy + S(T(0.5)) * detail::dot(v0, v0);
     if (all(m)) {  // every lane (a tree's first start: nothing of `w` is read)
       w.draw = w.left = w.right = w.q = w.half = s;
@@ -225,6 +227,12 @@ struct nuts_kernel {
     mask_lanes<S>(m, in);
     for (int i = 0; i < lanes_of<S>; ++i)
       if (in[i]) w.doubling[i] = w.leaf[i] = 0;
+  }
+
+  /// A transition's momentum: D normals of purpose `proposal`, each lane at its own step.
+  template <class Rng>
+  EMBER_HD EMBER_INLINE auto momentum(Rng const& rng) const {
+    return rng.template normal<dim>(purpose::proposal);
   }
 
   /// One leaf of every lane in `active` (each at its own doubling and leaf): a velocity-Verlet step
@@ -361,7 +369,7 @@ struct nuts_kernel {
     // the batch's deepest tree has.
     lane_rng<S> const lanes = make_lane_rng(rng);
     tree<S> w;
-    begin(w, s, lanes, eps, mask_t<S>(true));
+    begin(w, s, momentum(rng), eps, mask_t<S>(true));  // chain_rng's normals: the same, with its unrolling
     mask_t<S> active(true);
     while (any(active)) active = active && !grow(w, lanes, active);
     s = w.draw;

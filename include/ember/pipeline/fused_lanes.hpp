@@ -3,19 +3,22 @@
 /// The fused loop of a SIMD batch whose chains' transitions take different numbers of gradient
 /// evaluations (NUTS): every lane runs its own transitions. `fused_chunk` (fused_loop.hpp) runs a
 /// batch's transition t for every lane at once, so with trees of different depths the batch takes
-/// as many leapfrog steps as its deepest tree while the other lanes idle (*lock-step*; 19-100 %
-/// of the lanes' steps useful on the benchmark matrix, bench/results/2026-11-28-nuts.md). Here a
-/// kernel that grows its transition a leaf at a time (`begin`, `grow`, `info`; kernel/nuts.hpp)
-/// advances every lane by one leaf per step of the batch, and a lane whose transition ended
-/// starts its next one at once; the batch waits only at the end of the chunk, for its last tree.
+/// as many leapfrog steps as its deepest tree while the other lanes idle (*lock-step*; 16-100 %
+/// of the lanes' steps useful on the benchmark matrix, bench/results/2026-11-28-nuts-lanes.md).
+/// Here a kernel that grows its transition a leaf at a time (`begin`, `grow`, `info`;
+/// kernel/nuts.hpp) advances every lane by one leaf per step of the batch, and a lane whose
+/// transition ended starts its next one at once; the batch waits only at the end of the chunk,
+/// for its last tree.
 ///
 /// Each lane's transition t is computed exactly as `fused_chunk` computes it (the same leaves
 /// from the same state and the lane's own random numbers at step t), and what follows a
 /// transition (a state that is not finite frozen, counts, kept draws, tracked sums) is done
-/// lane by lane, as the batch loop does it for all lanes: the draws are the same bits as the
-/// lock-step loop's and the one-chain path's, in any batch width and chunking
-/// (tests/kernel/nuts_test.cpp). Used for sampling chunks; a warm-up chunk is one transition,
-/// observed as a batch, and runs the batch loop.
+/// lane by lane, as the batch loop does it for all lanes: the draws and counts are the
+/// lock-step loop's bits, in any chunking and whatever chains share the batch
+/// (tests/kernel/nuts_test.cpp). Tracked sums are the same terms added in other groups of lanes
+/// (lanes reach a kept step at different times), so they equal the lock-step ones to rounding.
+/// A backend calls it for chunks that observe nothing (sampling, and warm-ups whose adapters
+/// observe nothing), through `fused_chunk`, when the kernel says `own_pace`.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
@@ -35,7 +38,7 @@ namespace ember {
 template <class Kernel, class S>
 concept grows_lanes = requires(Kernel const& k, typename Kernel::template tree<S>& w, chain_state<S, Kernel::dim> const& s,
                                lane_rng<S> const& rng, mask_t<S> const& m) {
-  k.begin(w, s, rng, S(), m);
+  k.begin(w, s, k.momentum(rng), S(), m);
   { k.grow(w, rng, m) } -> std::same_as<mask_t<S>>;
   k.info(w);
   requires std::is_same_v<decltype(k.init(vec<S, Kernel::dim>{})), chain_state<S, Kernel::dim>>;
@@ -68,7 +71,7 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
   }
   lane_rng<S> rng = make_lane_rng(make_chain_rng<S>(ch.key, chain, step[0]));
   typename Kernel::template tree<S> w;
-  kernel.begin(w, s, rng, S(T(kernel.step_size)), M(true));
+  kernel.begin(w, s, kernel.momentum(rng), S(T(kernel.step_size)), M(true));
   M active(true);
   while (any(active)) {
     Kernel const& kern = detail::opaque(kernel);
@@ -119,7 +122,7 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
     active = (active && !done) || next;
     if (any(next)) {
       rng.step = words_from_lanes<S>(step);
-      kern.begin(w, s, rng, S(T(kern.step_size)), next);
+      kern.begin(w, s, kern.momentum(rng), S(T(kern.step_size)), next);
     }
   }
   sink.store(chain, s, frozen, window, counts);

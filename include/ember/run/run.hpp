@@ -133,12 +133,9 @@ class run {
           warmup_gradients_ = total_gradients();
         }
       } else {
-        bool const probing = measure_pace(ch);
-        if (!probing) run_chunk(kernel_, ch, std::integral_constant<observe, observe::nothing>{});
+        if (!measure_pace(ch)) run_chunk(kernel_, ch, std::integral_constant<observe, observe::nothing>{});
         t_ = ch.end;
         double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-        if (probing) len = ch.end - ch.begin;  // the second probe as long as the first
-        if (probing) continue;
         // Chunks of about half a second: a progress line twice a second, and chunking's own cost
         // (a load and a store of every chain's state) far below 1 %.
         double const grow = dt > 0 ? 0.5 / dt : 8.0;
@@ -226,20 +223,30 @@ class run {
  private:
   friend struct detail::run_checkpoint;
   /// A kernel whose lanes may run at their own pace (NUTS's `own_pace`) and that was not told
-  /// which: its first two sampling chunks run one way each, timed, and the kernel keeps the way
-  /// that made more gradients a second. Both give the same draws, so the choice changes only the
-  /// time. Returns whether `ch` was such a probe (and has run).
+  /// which: the first sampling chunk of at least 64 transitions runs its first half in lock-step
+  /// and its second at own pace, each timed, and the kernel keeps the way that made more
+  /// gradients a second. Both give the same draws and counts, so the choice moves only the time;
+  /// a run that tracks statistics is not measured (own pace adds their terms in other groups of
+  /// lanes, equal to rounding) and stays in lock-step. Returns whether it ran `ch`.
   bool measure_pace(chunk const& ch) {
-    if constexpr (requires { kernel_.measure_pace; kernel_.own_pace; }) {
-      if (!kernel_.measure_pace || pace_probes_ == 2) return false;
-      kernel_type k = kernel_;
-      k.own_pace = pace_probes_ == 1;
-      std::int64_t const g0 = total_gradients();
-      auto const c0 = std::chrono::steady_clock::now();
-      run_chunk(k, ch, std::integral_constant<observe, observe::nothing>{});
-      double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-      pace_rate_[pace_probes_++] = dt > 0 ? double(total_gradients() - g0) / dt : 0;
-      if (pace_probes_ == 2) kernel_.own_pace = pace_rate_[1] > pace_rate_[0];
+    if constexpr (requires { kernel_.measure_pace; kernel_.own_pace; } && P::track_stride == 0 &&
+                  std::is_same_v<decltype(kernel_.init(vec<T, D>{})), chain_state<T, D>>) {
+      if (!kernel_.measure_pace || pace_measured_ || ch.end - ch.begin < 64) return false;
+      chunk halves[2] = {ch, ch};
+      halves[0].end = halves[1].begin = ch.begin + (ch.end - ch.begin) / 2;
+      double rate[2];
+      for (int own = 0; own < 2; ++own) {
+        kernel_type k = kernel_;
+        k.own_pace = own == 1;
+        std::int64_t const g0 = total_gradients();
+        auto const c0 = std::chrono::steady_clock::now();
+        run_chunk(k, halves[own], std::integral_constant<observe, observe::nothing>{});
+        t_ = halves[own].end;  // each half a chunk of its own: a failure in the second keeps the first
+        double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+        rate[own] = dt > 0 ? double(total_gradients() - g0) / dt : 0;
+      }
+      kernel_.own_pace = rate[1] > rate[0];
+      pace_measured_ = true;
       return true;
     } else {
       (void)ch;
@@ -455,8 +462,7 @@ class run {
   mass_windows windows_;
   warmup_state<kernel_type, typename P::warmup_type> warm_;
   kernel_type kernel_;
-  int pace_probes_ = 0;       // measure_pace: sampling chunks timed so far (0, 1, 2)
-  double pace_rate_[2] = {};  // their gradients a second, lock-step and own pace
+  bool pace_measured_ = false;  // measure_pace has chosen
   typename Backend::template storage<P> storage_;
   std::int64_t t_ = 0;
   detail::host_buffer<T> samples_;
