@@ -144,15 +144,15 @@ TEST_CASE("nuts's lanes at their own pace (asked, or chosen by timing) give the 
       for (int d = 0; d < 3; ++d) CHECK(a.mean[k][d] == Approx(b.mean[k][d]).epsilon(1e-12).margin(1e-12));
     }
   }
-  // Left to choose, a run that tracks nothing times the halves of its first sampling chunk of at
-  // least 64 transitions, one in each loop, and keeps the faster: the same draws whichever it is.
+  // Left to choose, a run that tracks nothing times up to 64 transitions in each loop at the start
+  // of its first sampling chunk of at least 64, and keeps the faster: the same draws either way.
   {
     auto pipe = nuts(U, {.step_size = 0.04}) | burn_in(7) | thin(3) | record();
     auto measured = start(pipe, {.chains = chains, .seed = 41, .init = std::span(starts.data(), std::size_t(chains))});
     auto const kernel_before = measured.kernel();
     CHECK(kernel_before.measure_pace);
     measured.advance(30);   // under 64 transitions: not measured
-    measured.advance(127);  // measured: 63 in lock-step, 64 at own pace
+    measured.advance(127);  // measured: 63 in lock-step, 63 at own pace, the last the faster way
     auto const r = measured.result();
     CHECK(r.gradients() == lock.gradients());
     for (std::int64_t c = 0; c < chains; ++c)

@@ -18,14 +18,16 @@
 /// first leaf's velocity and the running Σv (the iterative scheme of NumPyro and BlackJAX,
 /// O(depth) memory a chain instead of a recursion).
 ///
-/// **A tree per lane.** A transition is grown a leaf at a time (`begin`, then `grow` until the
-/// lane's tree ends, `info`), every lane of a SIMD batch at its own doubling and leaf, the lanes
-/// differing in their directions, in when they stop (a mask) and in the indices of their
-/// checkpoints. `step` grows every lane's tree from the same transition: the batch takes as many
-/// leapfrog steps as its deepest tree while lanes whose tree ended idle (*lock-step*; on a GPU
-/// each thread is one chain and stops on its own). With `.own_pace`, a sampling chunk instead
-/// runs pipeline/fused_lanes.hpp, where a lane whose tree ended starts its next transition at
-/// once; the draws are the same bits. `bench/nuts_lockstep.cpp` measures both.
+/// **Lanes in lock-step, or each at its own pace.** `step` builds a whole tree for every lane of a
+/// SIMD batch together, leaf by leaf: the doubling structure is the same for every lane, only the
+/// directions differ, so one leaf is one velocity-Verlet step of the whole batch, and a lane whose
+/// tree has ended idles (masked) until the batch's deepest tree ends (*lock-step*; on a GPU each
+/// thread is one chain and stops on its own). The same transition also exists as a per-lane state
+/// machine: a `tree` holds each lane's doubling, leaf, ends, half and checkpoints; `begin` starts
+/// lanes, `grow` advances every active lane by one leaf at its own indices, `info` reports. With
+/// `.own_pace` a sampling chunk runs pipeline/fused_lanes.hpp on it, where a lane whose tree
+/// ended starts its next transition at once. The two are the same arithmetic lane by lane and
+/// give the same bits (tests/kernel/nuts_test.cpp); `bench/nuts_lockstep.cpp` measures both.
 ///
 /// What a transition reports (`step_info`): `accepted` 1 where the chain moved (the drawn point
 /// is not the start), `accept_prob` the mean over the tree's new points of min(1, e^{−ΔH})
@@ -67,9 +69,9 @@ struct nuts_options {
   /// 569 rows: 1.5× faster) and loses where trees differ in depth and a gradient costs a few dozen
   /// operations (0.4-0.9×: each lane's start draws a momentum for the whole batch, and the
   /// sub-tree checks span every lane's checkpoints; bench/results/2026-11-28-nuts-lanes.md).
-  /// Left out, a run that tracks no statistics measures: the two halves of its first sampling
-  /// chunk of at least 64 transitions run one way each, timed, and the rest runs the way that
-  /// made more gradients a second.
+  /// Left out, a run that tracks no statistics measures: its first sampling chunk of at least 64
+  /// transitions starts with up to 64 in each loop, timed, and the rest runs the way that made
+  /// more gradients a second.
   std::optional<bool> own_pace = std::nullopt;
 };
 
@@ -239,8 +241,12 @@ struct nuts_kernel {
   /// from the end of the half the lane is growing (a new half, in a random direction, when its
   /// previous one ended), its weight and U-turns, and where a half ends its merge into the tree.
   /// Returns the lanes whose transition ended at this leaf.
+  ///
+  /// On the host one out-of-line copy per scalar type (a leaf's work dwarfs the call; inlined
+  /// into the fused loops, a NUTS configuration took twice ChEES's compile time).
+  ///
   template <class S>
-  EMBER_HD EMBER_INLINE mask_t<S> grow(tree<S>& w, lane_rng<S> const& rng, mask_t<S> const& active) const {
+  EMBER_HD EMBER_HOT_CALLEE mask_t<S> grow(tree<S>& w, lane_rng<S> const& rng, mask_t<S> const& active) const {
     using T = value_type;
     using M = mask_t<S>;
     constexpr int W = lanes_of<S>;
@@ -363,17 +369,105 @@ struct nuts_kernel {
   }
 
  private:
+  // Lock-step: every lane's tree from its start to its end, one doubling and leaf for all lanes
+  // (scalar indices, the tree's state in registers where it fits); a lane whose tree ended idles
+  // (masked) until the batch's deepest tree has. The same arithmetic, lane by lane, as `grow`
+  // (tests/kernel/nuts_test.cpp compares the two bit for bit); kept apart because on targets
+  // whose gradient costs a few dozen operations the per-lane bookkeeping and a tree in memory
+  // made lock-step through `grow` 1.3-1.55× slower (bench/results/2026-11-28-nuts-lanes.md).
   template <class S>
   EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng, S const& eps) const {
-    // Every lane's tree from its start to its end; a lane whose tree ended idles (masked) until
-    // the batch's deepest tree has.
-    lane_rng<S> const lanes = make_lane_rng(rng);
-    tree<S> w;
-    begin(w, s, momentum(rng), eps, mask_t<S>(true));  // chain_rng's normals: the same, with its unrolling
-    mask_t<S> active(true);
-    while (any(active)) active = active && !grow(w, lanes, active);
-    s = w.draw;
-    return info(w);
+    using T = value_type;
+    using M = mask_t<S>;
+    constexpr int D = dim;
+    S const inf = S(std::numeric_limits<T>::infinity());
+    auto const v0 = rng.template normal<D>(purpose::proposal);
+    S const h0 = s.energy + S(T(0.5)) * detail::dot(v0, v0);
+
+    // The tree: its two ends (state and velocity), Σv over its points, log Σ e^{−(H − H₀)} (the
+    // start counts e⁰), and the point drawn so far, kept in `s`.
+    chain_state<S, D> left = s, right = s;
+    vec<S, D> v_left = v0, v_right = v0, rho = v0;
+    S log_w = S(T(0));
+    S accept_sum = S(T(0)), leaves = S(T(0));
+    M going = M(true), diverged = M(false), moved = M(false);
+    vec<S, D> ck_v[depth_limit - 1], ck_rho[depth_limit - 1];
+
+    for (int j = 0; j < max_tree_depth && any(going); ++j) {
+      auto const u = rng.template uniform_from<2>(purpose::tree, std::uint32_t(j));
+      M const forward = u[0] <= S(T(0.5));
+      // The new half grows from the end in its direction; `q` and `v` are its last leaf.
+      chain_state<S, D> q = select_state(forward, right, left);
+      vec<S, D> v;
+      for (int i = 0; i < D; ++i) v[i] = select(forward, v_right[i], v_left[i]);
+      S const h = select(forward, eps, -eps);
+      // The half: its drawn point, log weight and Σv. Lanes whose half stops (turns or diverges)
+      // stop the whole transition and their half is discarded, so only `going` lanes that finish
+      // it read these; the others need no masking.
+      chain_state<S, D> half = q;
+      S half_log_w = -inf;
+      vec<S, D> half_rho;
+      for (int i = 0; i < D; ++i) half_rho[i] = S(T(0));
+      M half_going = going, half_stopped = M(false);
+      unsigned const size = 1u << j;
+      for (unsigned n = 0; n < size && any(half_going); ++n) {
+        Integrator::steps(energy, q, v, h, metric, 1);
+        S dh = q.energy + S(T(0.5)) * detail::dot(v, v) - h0;
+        dh = select(dh == dh, dh, inf);  // NaN: an infinite error
+        M const divergent = !(dh <= S(divergence_threshold));
+        accept_sum = accept_sum + select(half_going, exp(min(S(T(0)), -dh)), S(T(0)));
+        leaves = leaves + select(half_going, S(T(1)), S(T(0)));
+        // Progressive multinomial sampling within the half: the new leaf replaces the drawn
+        // point with probability w_leaf / w_half (so the first leaf always does).
+        S const lw = -dh;
+        S const new_log_w = detail::log_add_exp(half_log_w, lw);
+        S const pick = rng.template uniform_from<1>(purpose::leaf, size - 1 + n)[0];
+        half = select_state(pick <= exp(lw - new_log_w), q, half);
+        half_log_w = new_log_w;
+        for (int i = 0; i < D; ++i) half_rho[i] = half_rho[i] + v[i];
+        // U-turns of the complete sub-trees ending at this leaf.
+        int lo, hi;
+        detail::nuts_checkpoints(n, lo, hi);
+        if ((n & 1u) == 0) {
+          ck_v[hi] = v;
+          ck_rho[hi] = half_rho;
+        }
+        M turned = M(false);
+        for (int c = hi; c >= lo; --c) {
+          S a = S(T(0)), b = S(T(0));
+          for (int i = 0; i < D; ++i) {
+            S const r = half_rho[i] - ck_rho[c][i] + ck_v[c][i];
+            a = fmadd(r, ck_v[c][i], a);
+            b = fmadd(r, v[i], b);
+          }
+          turned = turned || !(a > S(T(0)) && b > S(T(0)));
+        }
+        M const stop = half_going && (divergent || turned);
+        diverged = diverged || (half_going && divergent);
+        half_stopped = half_stopped || stop;
+        half_going = half_going && !stop;
+      }
+      // Merge a finished half: its point replaces the tree's with probability min(1, w_half / w_tree).
+      M const ok = going && !half_stopped;
+      M const take = ok && u[1] <= exp(half_log_w - log_w);
+      s = select_state(take, half, s);
+      moved = moved || take;
+      log_w = select(ok, detail::log_add_exp(log_w, half_log_w), log_w);
+      // The tree's new end (lanes that stopped read their ends no more).
+      right = select_state(forward, q, right);
+      left = select_state(forward, left, q);
+      for (int i = 0; i < D; ++i) {
+        v_right[i] = select(forward, v[i], v_right[i]);
+        v_left[i] = select(forward, v_left[i], v[i]);
+        rho[i] = rho[i] + half_rho[i];
+      }
+      M const turned = !(detail::dot(rho, v_left) > S(T(0)) && detail::dot(rho, v_right) > S(T(0)));
+      going = ok && !turned;
+    }
+    step_info<S> info{select(moved, S(T(1)), S(T(0))), diverged, accept_sum / max(leaves, S(T(1)))};
+    info.gradients = leaves * S(T(Integrator::gradients_per_step));
+    info.truncated = going;
+    return info;
   }
 };
 
