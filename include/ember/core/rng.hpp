@@ -196,6 +196,16 @@ EMBER_HD EMBER_INLINE void box_muller(S u, typename rng_traits<S>::u32 b, S& z0,
   z1 = r * s;
 }
 
+/// Normals 4b … 4b + 3 of a vector (those below D) into z from one Philox block's words: Box–Muller
+/// on words 0, 1 and (when 4b + 2 < D) 2, 3. `chain_rng` and `lane_rng` draw their normals with it.
+template <int D, class S>
+EMBER_HD EMBER_INLINE void normals_of_block(philox_block<typename rng_traits<S>::u32> const& w, int b, vec<S, D>& z) {
+  S n[4];
+  box_muller(rng_traits<S>::uniform(w.w[0]), w.w[1], n[0], n[1]);
+  if (4 * b + 2 < D) box_muller(rng_traits<S>::uniform(w.w[2]), w.w[3], n[2], n[3]);
+  for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
+}
+
 /// The random numbers of one chain (or one SIMD batch of chains) at one step.
 /// A trivially copyable value: kernels receive it by reference and ask for what they need.
 template <class S>
@@ -239,11 +249,7 @@ struct chain_rng {
   /// Philox block b of `normal<D>`: normals 4b … 4b + 3 (those below D) into z.
   template <int D>
   EMBER_HD EMBER_INLINE void normal_block(purpose p, int b, vec<S, D>& z, std::uint32_t first_block = 0) const {
-    auto w = philox4x32_lanes<S>(chain, step, first_block + std::uint32_t(b), std::uint32_t(p), key0, key1);
-    S n[4];
-    box_muller(rng_traits<S>::uniform(w.w[0]), w.w[1], n[0], n[1]);
-    if (4 * b + 2 < D) box_muller(rng_traits<S>::uniform(w.w[2]), w.w[3], n[2], n[3]);
-    for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
+    normals_of_block<D, S>(philox4x32_lanes<S>(chain, step, first_block + std::uint32_t(b), std::uint32_t(p), key0, key1), b, z);
   }
 
   /// `D` uniforms in (0, 1] for purpose `p`, four per Philox block, from block `first_block` on
@@ -280,7 +286,7 @@ EMBER_HD EMBER_INLINE chain_rng<S> make_chain_rng(std::uint64_t seed, std::uint3
 
 /// The streams of a batch whose lanes are at different transitions (NUTS trees grown lane by
 /// lane, kernel/nuts.hpp): `chain_rng` with the step index, and a Philox block, per lane. Each
-/// lane draws exactly what `chain_rng` draws for its chain at its step (tests/core/rng_test.cpp).
+/// lane draws exactly what `chain_rng` draws for its chain at its step (tests/backend/cpu_simd_test.cpp).
 template <class S>
 struct lane_rng {
   using u32 = typename rng_traits<S>::u32;
@@ -303,13 +309,8 @@ struct lane_rng {
   template <int D>
   EMBER_HD EMBER_INLINE vec<S, D> normal(purpose p) const {
     vec<S, D> z;
-    for (int b = 0; b < (D + 3) / 4; ++b) {
-      auto w = philox4x32<S>(chain, step, u32(std::uint32_t(b)), u32(std::uint32_t(p)), key0, key1);
-      S n[4];
-      box_muller(rng_traits<S>::uniform(w.w[0]), w.w[1], n[0], n[1]);
-      if (4 * b + 2 < D) box_muller(rng_traits<S>::uniform(w.w[2]), w.w[3], n[2], n[3]);
-      for (int i = 0; i < 4 && 4 * b + i < D; ++i) z[4 * b + i] = n[i];
-    }
+    for (int b = 0; b < (D + 3) / 4; ++b)
+      normals_of_block<D, S>(philox4x32<S>(chain, step, u32(std::uint32_t(b)), u32(std::uint32_t(p)), key0, key1), b, z);
     return z;
   }
 };

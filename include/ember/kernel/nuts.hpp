@@ -48,7 +48,6 @@
 #include <ember/integrator/palindromic.hpp>
 #include <ember/kernel/detail/validate.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -66,7 +65,7 @@ struct nuts_options {
   /// tree has ended instead of waiting for the batch's deepest tree (pipeline/fused_lanes.hpp);
   /// `false`: lock-step. The draws are the same bits either way (tracked sums equal to rounding).
   /// It pays where a gradient costs much more than a leaf's bookkeeping (breast_cancer_logistic,
-  /// 569 rows: 1.5× faster) and loses where trees differ in depth and a gradient costs a few dozen
+  /// 569 rows: 1.3-1.5× faster) and loses where trees differ in depth and a gradient costs a few dozen
   /// operations (0.4-0.9×: each lane's start draws a momentum for the whole batch, and the
   /// sub-tree checks span every lane's checkpoints; bench/results/2026-11-28-nuts-lanes.md).
   /// Left out, a run that tracks no statistics measures: its first sampling chunk of at least 64
@@ -180,7 +179,7 @@ struct nuts_kernel {
     chain_state<S, dim> draw, left, right, q, half;
     vec<S, dim> v_left, v_right, v, rho, half_rho;
     vec<S, dim> ck_v[depth_limit - 1], ck_rho[depth_limit - 1];
-    S eps, h, h0, log_w, half_log_w, merge_u, accept_sum, leaves;
+    S eps, h0, log_w, half_log_w, merge_u, accept_sum, leaves;
     mask_t<S> going, diverged, moved, forward;
     int doubling[W], leaf[W];  // each lane's doubling j and leaf n of the half it is growing
   };
@@ -197,7 +196,7 @@ struct nuts_kernel {
       w.draw = w.left = w.right = w.q = w.half = s;
       w.v_left = w.v_right = w.rho = w.v = v0;
       for (int i = 0; i < dim; ++i) w.half_rho[i] = S(T(0));
-      w.eps = w.h = eps;
+      w.eps = eps;
       w.half_log_w = w.merge_u = S(T(0));
       w.forward = mask_t<S>(true);
       w.h0 = h0;
@@ -244,7 +243,6 @@ struct nuts_kernel {
   ///
   /// On the host one out-of-line copy per scalar type (a leaf's work dwarfs the call; inlined
   /// into the fused loops, a NUTS configuration took twice ChEES's compile time).
-  ///
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE mask_t<S> grow(tree<S>& w, lane_rng<S> const& rng, mask_t<S> const& active) const {
     using T = value_type;
@@ -283,11 +281,10 @@ struct nuts_kernel {
         w.v[i] = select(start, select(w.forward, w.v_right[i], w.v_left[i]), w.v[i]);
         w.half_rho[i] = select(start, S(T(0)), w.half_rho[i]);
       }
-      w.h = select(start, select(w.forward, w.eps, -w.eps), w.h);
       blend_state(start, w.q, w.half);
       w.half_log_w = select(start, -inf, w.half_log_w);
     }
-    Integrator::steps(energy, w.q, w.v, w.h, metric, 1);
+    Integrator::steps(energy, w.q, w.v, select(w.forward, w.eps, -w.eps), metric, 1);
     S dh = w.q.energy + S(T(0.5)) * detail::dot(w.v, w.v) - w.h0;
     dh = select(dh == dh, dh, inf);  // NaN: an infinite error
     M const divergent = !(dh <= S(divergence_threshold));

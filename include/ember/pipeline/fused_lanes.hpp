@@ -59,12 +59,11 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
     sink.store(chain, s, frozen, window, counts);
     return;
   }
-  // Each lane's transition, kept-step index and countdown to its next kept step (fused_chunk's,
-  // per lane).
-  std::int64_t t[W], k[W], until_keep[W];
+  // Each lane's transition (below 2³², run/run.hpp), kept-step index and countdown to its next
+  // kept step (fused_chunk's, per lane).
   std::uint32_t step[W];
+  std::int64_t k[W], until_keep[W];
   for (int i = 0; i < W; ++i) {
-    t[i] = ch.begin;
     step[i] = std::uint32_t(ch.begin);
     k[i] = ch.begin > ch.keep_from ? (ch.begin - ch.keep_from) / ch.thin : 0;
     until_keep[i] = ch.begin > ch.keep_from ? ch.thin - (ch.begin - ch.keep_from) % ch.thin : ch.thin;
@@ -89,9 +88,10 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
     mask_lanes<S>(done, ended);
     mask_lanes<S>(newly, newly_bad);
     for (int i = 0; i < W; ++i) {
-      if (newly_bad[i]) sink.diverged(chain, one_lane<S>(i), t[i]);
-      counted[i] = ended[i] && t[i] >= ch.count_from;
-      kept[i] = ended[i] && t[i] >= ch.keep_from;
+      std::int64_t const t = step[i];
+      if (newly_bad[i]) sink.diverged(chain, one_lane<S>(i), t);
+      counted[i] = ended[i] && t >= ch.count_from;
+      kept[i] = ended[i] && t >= ch.keep_from;
       keep_now[i] = kept[i] && --until_keep[i] == 0;
     }
     M const count = mask_from_lanes<S>(counted) && !frozen;
@@ -115,8 +115,8 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
     // Their next transitions.
     bool again[W];
     for (int i = 0; i < W; ++i) {
-      if (ended[i]) step[i] = std::uint32_t(++t[i]);
-      again[i] = ended[i] && t[i] < ch.end;
+      if (ended[i]) ++step[i];
+      again[i] = ended[i] && std::int64_t(step[i]) < ch.end;
     }
     M const next = mask_from_lanes<S>(again);
     active = (active && !done) || next;

@@ -225,8 +225,8 @@ class run {
   /// A kernel whose lanes may run at their own pace (NUTS's `own_pace`) and that was not told
   /// which: the first sampling chunk of at least 64 transitions runs up to 64 transitions in
   /// lock-step and as many at own pace, each timed, and the kernel keeps the way that made more
-  /// gradients a second for the rest. Both give the same draws and counts, so the choice moves only the time;
-  /// a run that tracks statistics is not measured (own pace adds their terms in other groups of
+  /// gradients a second for the rest. Both give the same draws and counts, so the choice moves
+  /// only the time; a run that tracks statistics is not measured (own pace adds their terms in other groups of
   /// lanes, equal to rounding) and stays in lock-step. Returns whether it ran `ch`.
   bool measure_pace(chunk const& ch) {
     if constexpr (requires { kernel_.measure_pace; kernel_.own_pace; } && P::track_stride == 0 &&
@@ -235,25 +235,25 @@ class run {
       // Two probes of at most 64 transitions (the slower loop costs a target whose gradient is
       // cheap up to 2× on these), then the rest of the chunk the faster way.
       std::int64_t const m = std::min<std::int64_t>(64, (ch.end - ch.begin) / 2);
-      chunk halves[3] = {ch, ch, ch};
-      halves[0].end = halves[1].begin = ch.begin + m;
-      halves[1].end = halves[2].begin = ch.begin + 2 * m;
+      chunk pieces[3] = {ch, ch, ch};
+      pieces[0].end = pieces[1].begin = ch.begin + m;
+      pieces[1].end = pieces[2].begin = ch.begin + 2 * m;
       double rate[2];
       for (int own = 0; own < 2; ++own) {
         kernel_type k = kernel_;
         k.own_pace = own == 1;
         std::int64_t const g0 = total_gradients();
         auto const c0 = std::chrono::steady_clock::now();
-        run_chunk(k, halves[own], std::integral_constant<observe, observe::nothing>{});
-        t_ = halves[own].end;  // each probe a chunk of its own: a failure in the second keeps the first
+        run_chunk(k, pieces[own], std::integral_constant<observe, observe::nothing>{});
+        t_ = pieces[own].end;  // each probe a chunk of its own: a failure in the second keeps the first
         double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
         rate[own] = dt > 0 ? double(total_gradients() - g0) / dt : 0;
       }
       kernel_.own_pace = rate[1] > rate[0];
       pace_measured_ = true;
-      if (halves[2].begin < halves[2].end) {
-        run_chunk(kernel_, halves[2], std::integral_constant<observe, observe::nothing>{});
-        t_ = halves[2].end;
+      if (pieces[2].begin < pieces[2].end) {
+        run_chunk(kernel_, pieces[2], std::integral_constant<observe, observe::nothing>{});
+        t_ = pieces[2].end;
       }
       return true;
     } else {
