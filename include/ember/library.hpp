@@ -27,6 +27,7 @@
 #include <ember/host_cache.hpp>
 #include <ember/host_templates.hpp>
 #include <ember/energy/ackley.hpp>
+#include <ember/energy/activation.hpp>
 #include <ember/energy/booth.hpp>
 #include <ember/energy/custom_energy.hpp>
 #include <ember/energy/double_well.hpp>
@@ -35,6 +36,7 @@
 #include <ember/energy/gaussian_mixture.hpp>
 #include <ember/energy/harmonic.hpp>
 #include <ember/energy/himmelblau.hpp>
+#include <ember/energy/mlp.hpp>
 #include <ember/energy/prior.hpp>
 #include <ember/energy/rastrigin.hpp>
 #include <ember/energy/regression.hpp>

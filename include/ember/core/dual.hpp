@@ -272,6 +272,11 @@ EMBER_HD EMBER_INLINE dual<T, N> tanh(dual<T, N> const& a) {
   T t = tanh(a.val);
   return detail::chain(a, t, T(T(1) - t * t));
 }
+/// (erf a)' = (2/√π) e^{−a²} a'.
+template <class T, int N>
+EMBER_HD EMBER_INLINE dual<T, N> erf(dual<T, N> const& a) {
+  return detail::chain(a, T(erf(a.val)), T(T(1.1283791670955125738961589031215452) * exp(-a.val * a.val)));
+}
 /// σ(a)' = σ(a) (1 − σ(a)) a'. Overrides core/math.hpp's generic 1 / (1 + e^{−a}), whose chain
 /// rule gives ∞ · 0 = NaN once e^{−a} overflows (a < −88 in float).
 template <class T, int N>

@@ -54,6 +54,7 @@ EMBER_UNARY_MATH(sqrt, sqrt)
 EMBER_UNARY_MATH(sin, sin)
 EMBER_UNARY_MATH(cos, cos)
 EMBER_UNARY_MATH(tanh, tanh)
+EMBER_UNARY_MATH(erf, erf)
 EMBER_UNARY_MATH(abs, fabs)
 EMBER_UNARY_MATH(floor, floor)
 #undef EMBER_UNARY_MATH

@@ -1,0 +1,542 @@
+#pragma once
+/// \file
+/// Neural energies: `mlp<T, In, Act, H₁, …, H_L>` is the energy U: ℝ^In → ℝ of a multilayer
+/// perceptron with L hidden dense layers of widths H₁ … H_L (fixed at compile time), activation
+/// `Act` (energy/activation.hpp, `ember::nn`) after each, and a dense output layer of width 1:
+///
+///     h₀ = x,   hₗ = φ(Wₗ hₗ₋₁ + bₗ) [+ hₗ₋₁ with skip connections],   U(x) = w_out·h_L + b_out,
+///
+/// as `torch.nn.Sequential(Linear, Act, …, Linear(H_L, 1))` computes it. Its parameters live in an
+/// `mlp_weights<T>` (owned, read from a PyTorch `state_dict` saved as .npz), which the energy
+/// views and must outlive (as a `dataset` outlives a regression; docs/neural.md).
+///
+/// Cost per chain: U is Σₗ Hₗ₋₁Hₗ + H_L multiply-adds and L·H activations; ∇U (backpropagation
+/// through the layers, with the activations' slopes kept from the forward pass) adds the same
+/// multiply-adds again, so a gradient costs about two values whatever In is. Chains in a SIMD
+/// batch share the weights: each weight is loaded (broadcast) once per batch, and a layer's
+/// outputs are computed `block` at a time, so one load of a batch's hidden unit feeds `block`
+/// multiply-adds held in registers.
+///
+/// `add_param_grad` gives ∂U/∂θ summed over a set of points with coefficients (what contrastive
+/// divergence and score matching train with), in the layout of `mlp_weights::parameters()`.
+/// Models `DifferentiableEnergy`.
+
+#include <ember/core/config.hpp>
+#include <ember/core/math.hpp>
+#include <ember/core/vec.hpp>
+#include <ember/data/data_view.hpp>
+#include <ember/energy/activation.hpp>
+#include <ember/energy/detail/check.hpp>
+#include <ember/io/npz.hpp>
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if !defined(__CUDACC__)
+#include <ember/core/simd.hpp>
+#endif
+
+namespace ember {
+
+/// One dense layer's parameters as `torch.nn.Linear` holds them: `weight` out × in, row-major,
+/// and `bias` of length out (empty: no bias, i.e. zeros).
+template <std::floating_point T>
+struct dense_layer {
+  std::string name;  ///< for messages: the state_dict prefix ("net.0")
+  int out = 0, in = 0;
+  std::vector<T> weight, bias;
+};
+
+/// The parameters θ of a dense network, owned, in one flat vector: W₀, b₀, W₁, b₁, … (each
+/// weight out × in, row-major), so an optimiser updates θ as one array and
+/// `mlp::add_param_grad` writes ∂U/∂θ in the same order. An `mlp` energy views these values: a
+/// change to `parameters()` is seen by every energy built from them, and they must outlive it.
+template <std::floating_point T>
+class mlp_weights {
+ public:
+  /// A layer's name, shape and where its weight and bias start in `parameters()`.
+  struct layer {
+    std::string name;
+    int out = 0, in = 0;
+    std::size_t weight = 0, bias = 0;
+  };
+
+  mlp_weights() = default;
+
+  /// From layers in the order the network applies them. Throws std::invalid_argument if a
+  /// layer's sizes disagree with its shape, a value is not finite, or a layer's input width is
+  /// not the previous layer's output width.
+  explicit mlp_weights(std::vector<dense_layer<T>> const& layers) {
+    if (layers.empty()) throw std::invalid_argument("ember::mlp_weights: no layers");
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      auto const& d = layers[l];
+      std::string const who = "ember::mlp_weights: layer " + std::to_string(l) + " ('" + d.name + "')";
+      if (d.out <= 0 || d.in <= 0) throw std::invalid_argument(who + " has shape " + shape(d.out, d.in) + "; both must be positive");
+      if (d.weight.size() != std::size_t(d.out) * std::size_t(d.in))
+        throw std::invalid_argument(who + " has " + std::to_string(d.weight.size()) + " weights; its shape " + shape(d.out, d.in) +
+                                    " needs " + std::to_string(std::size_t(d.out) * std::size_t(d.in)));
+      if (!d.bias.empty() && d.bias.size() != std::size_t(d.out))
+        throw std::invalid_argument(who + " has " + std::to_string(d.bias.size()) + " biases; its " + std::to_string(d.out) +
+                                    " outputs need as many (or none)");
+      if (l > 0 && d.in != layers[l - 1].out)
+        throw std::invalid_argument(who + " takes " + std::to_string(d.in) + " inputs, but layer " + std::to_string(l - 1) + " ('" +
+                                    layers[l - 1].name + "') gives " + std::to_string(layers[l - 1].out));
+      layer s{d.name, d.out, d.in, theta_.size(), theta_.size() + d.weight.size()};
+      for (std::size_t i = 0; i < d.weight.size(); ++i)
+        detail::require_finite(d.weight[i], "ember::mlp_weights", [&] { return "layer " + std::to_string(l) + "'s weight " + std::to_string(i); });
+      for (std::size_t i = 0; i < d.bias.size(); ++i)
+        detail::require_finite(d.bias[i], "ember::mlp_weights", [&] { return "layer " + std::to_string(l) + "'s bias " + std::to_string(i); });
+      theta_.insert(theta_.end(), d.weight.begin(), d.weight.end());
+      if (d.bias.empty())
+        theta_.insert(theta_.end(), std::size_t(d.out), T(0));
+      else
+        theta_.insert(theta_.end(), d.bias.begin(), d.bias.end());
+      layers_.push_back(std::move(s));
+    }
+  }
+
+  /// Layers of widths `widths` (input first, output last), every weight and bias uniform in
+  /// ±1/√in as `torch.nn.Linear` initialises them (other random numbers than torch's: a
+  /// SplitMix64 stream from `seed`, the same on every machine).
+  static mlp_weights uniform(std::vector<int> const& widths, std::uint64_t seed) {
+    if (widths.size() < 2) throw std::invalid_argument("ember::mlp_weights::uniform: needs at least two widths (input and output)");
+    std::vector<dense_layer<T>> layers;
+    std::uint64_t s = seed;
+    auto next = [&s] {  // SplitMix64, 53 bits in [0, 1)
+      std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      return double((z ^ (z >> 31)) >> 11) * 0x1p-53;
+    };
+    for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+      dense_layer<T> d{std::to_string(l), widths[l + 1], widths[l], {}, {}};
+      if (d.out <= 0 || d.in <= 0) throw std::invalid_argument("ember::mlp_weights::uniform: every width must be positive");
+      double const bound = 1 / std::sqrt(double(d.in));
+      d.weight.resize(std::size_t(d.out) * std::size_t(d.in));
+      d.bias.resize(std::size_t(d.out));
+      for (auto& w : d.weight) w = T(bound * (2 * next() - 1));
+      for (auto& b : d.bias) b = T(bound * (2 * next() - 1));
+      layers.push_back(std::move(d));
+    }
+    return mlp_weights(layers);
+  }
+
+  /// Reads a PyTorch `state_dict` saved as .npz (`numpy.savez(path, **{k: v.numpy() …})`, see
+  /// tools/export_torch_mlp.py): arrays named `<prefix>weight` (2-D, out × in) and
+  /// `<prefix>bias` (1-D, optional), float32 or float64. The layers are taken in the order of
+  /// `layer_names` (their prefixes without the dot: "net.0", "net.2", …) or, when it is empty,
+  /// in natural order of their prefixes (numbers compared as numbers: `nn.Sequential`'s 0, 2, 4,
+  /// …, 10). Throws std::runtime_error for an unreadable file and std::invalid_argument for an
+  /// entry that is neither a weight nor a bias, a missing weight, or a bad shape, naming it.
+  static mlp_weights from_npz(std::string const& path, std::vector<std::string> const& layer_names = {}) {
+    auto const arrays = read_npz(path);
+    std::string const who = "ember::mlp_weights::from_npz: " + path;
+    std::map<std::string, std::pair<npy_array const*, npy_array const*>> by_prefix;  // weight, bias
+    for (auto const& [key, a] : arrays) {
+      auto const ends = [&](std::string const& s) { return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0; };
+      std::string prefix;
+      bool weight = false;
+      if (ends("weight")) {
+        prefix = key.substr(0, key.size() - 6), weight = true;
+      } else if (ends("bias")) {
+        prefix = key.substr(0, key.size() - 4);
+      } else {
+        throw std::invalid_argument(who + ": entry '" + detail::printable(key) +
+                                    "' is neither a layer's weight nor its bias (an mlp holds dense layers only)");
+      }
+      if (!prefix.empty() && prefix.back() == '.') prefix.pop_back();
+      (weight ? by_prefix[prefix].first : by_prefix[prefix].second) = &a;
+    }
+    std::vector<std::string> order = layer_names;
+    if (order.empty()) {
+      for (auto const& [p, wb] : by_prefix) order.push_back(p);
+      std::sort(order.begin(), order.end(), natural_less);
+    } else if (order.size() != by_prefix.size()) {
+      throw std::invalid_argument(who + " holds " + std::to_string(by_prefix.size()) + " layers, but " + std::to_string(order.size()) +
+                                  " names were given");
+    }
+    std::vector<dense_layer<T>> layers;
+    for (auto const& p : order) {
+      auto it = by_prefix.find(p);
+      if (it == by_prefix.end()) throw std::invalid_argument(who + " has no layer '" + p + "' (no entry '" + p + ".weight')");
+      auto [w, b] = it->second;
+      if (!w) throw std::invalid_argument(who + ": layer '" + p + "' has a bias but no weight");
+      if (w->shape.size() != 2)
+        throw std::invalid_argument(who + ": '" + p + ".weight' has " + std::to_string(w->shape.size()) +
+                                    " dimensions; a dense layer's weight has 2 (out × in)");
+      if (b && (b->shape.size() != 1 || b->shape[0] != w->shape[0]))
+        throw std::invalid_argument(who + ": '" + p + ".bias' has shape " + shape_of(b->shape) + "; the layer's " +
+                                    std::to_string(w->shape[0]) + " outputs need (" + std::to_string(w->shape[0]) + ",)");
+      dense_layer<T> d{p, int(w->shape[0]), int(w->shape[1]), values(*w, who + ": '" + p + ".weight'"), {}};
+      if (b) d.bias = values(*b, who + ": '" + p + ".bias'");
+      layers.push_back(std::move(d));
+    }
+    return mlp_weights(layers);
+  }
+
+  /// Writes the layers as .npz, `<name>.weight` and `<name>.bias`, which `from_npz` reads back
+  /// and `torch.nn.Module.load_state_dict` takes (through tools/export_torch_mlp.py's loader).
+  void write_npz(std::string const& path) const {
+    npz_writer z(path);
+    for (auto const& l : layers_) {
+      std::size_t const ws[2] = {std::size_t(l.out), std::size_t(l.in)}, bs[1] = {std::size_t(l.out)};
+      z.add(l.name + ".weight", theta_.data() + l.weight, std::span<std::size_t const>(ws));
+      z.add(l.name + ".bias", theta_.data() + l.bias, std::span<std::size_t const>(bs));
+    }
+    z.close();
+  }
+
+  std::vector<layer> const& layers() const { return layers_; }
+  /// θ: every weight and bias, layer by layer (W₀, b₀, W₁, b₁, …).
+  std::span<T> parameters() { return theta_; }
+  std::span<T const> parameters() const { return theta_; }
+  /// Layer l's weight (out × in) and bias (out × 1) as views, for an energy.
+  data_view<T> weight_view(int l) const { return {theta_.data() + layers_[std::size_t(l)].weight, layers_[std::size_t(l)].out, layers_[std::size_t(l)].in}; }
+  data_view<T> bias_view(int l) const { return {theta_.data() + layers_[std::size_t(l)].bias, layers_[std::size_t(l)].out, 1}; }
+
+ private:
+  std::vector<T> theta_;
+  std::vector<layer> layers_;
+
+  static std::string shape(int out, int in) { return std::to_string(out) + " × " + std::to_string(in); }
+  static std::string shape_of(std::vector<std::size_t> const& s) {
+    std::string r = "(";
+    for (std::size_t i = 0; i < s.size(); ++i) r += std::to_string(s[i]) + (s.size() == 1 ? "," : i + 1 < s.size() ? ", " : "");
+    return r + ")";
+  }
+  static std::vector<T> values(npy_array const& a, std::string const& what) {
+    if (a.descr == npy_descr<float>()) {
+      auto v = a.as<float>();
+      return std::vector<T>(v.begin(), v.end());
+    }
+    if (a.descr == npy_descr<double>()) {
+      auto v = a.as<double>();
+      return std::vector<T>(v.begin(), v.end());
+    }
+    throw std::invalid_argument(what + " holds " + detail::printable(a.descr) + "; weights must be float32 or float64");
+  }
+  // "net.10" after "net.2": runs of digits compared as numbers, the rest as text.
+  static bool natural_less(std::string const& a, std::string const& b) {
+    std::size_t i = 0, j = 0;
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    while (i < a.size() && j < b.size()) {
+      if (digit(a[i]) && digit(b[j])) {
+        std::size_t i2 = i, j2 = j;
+        while (i2 < a.size() && digit(a[i2])) ++i2;
+        while (j2 < b.size() && digit(b[j2])) ++j2;
+        std::string x = a.substr(i, i2 - i), y = b.substr(j, j2 - j);
+        x.erase(0, std::min(x.find_first_not_of('0'), x.size()));
+        y.erase(0, std::min(y.find_first_not_of('0'), y.size()));
+        if (x.size() != y.size()) return x.size() < y.size();
+        if (x != y) return x < y;
+        i = i2, j = j2;
+      } else {
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i, ++j;
+      }
+    }
+    return a.size() - i < b.size() - j;
+  }
+};
+
+/// Options of an `mlp` beside its activation.
+struct mlp_options {
+  /// Residual connections: hₗ = φ(Wₗhₗ₋₁ + bₗ) + hₗ₋₁ for every hidden layer after the first
+  /// whose width equals the previous one's.
+  bool skip = false;
+};
+
+/// The energy of a multilayer perceptron (see the file comment): input width `In`, activation
+/// `Act`, hidden widths `Hidden...`, one output. Trivially copyable (views of the weights);
+/// `for_each_view` exposes them so a CUDA run copies them to the device.
+template <class T, int In, class Act, int... Hidden>
+struct mlp {
+  static_assert(std::floating_point<T>, "ember::mlp's value type must be float or double");
+  static_assert(sizeof...(Hidden) >= 1, "ember::mlp needs at least one hidden layer: mlp<T, In, Act, H1, H2, ...>");
+  static_assert(In > 0 && ((Hidden > 0) && ...), "ember::mlp's widths must be positive");
+  static_assert(requires(Act const& a, T x, T& d) {
+    { a.value(x) } -> std::convertible_to<T>;
+    { a.value_and_slope(x, d) } -> std::convertible_to<T>;
+  }, "ember::mlp's activation must have value(a) and value_and_slope(a, d), as those in ember::nn (energy/activation.hpp)");
+
+  using value_type = T;
+  using activation_type = Act;
+  static constexpr int dim = In;
+  /// Hidden layers; layer `depth` is the output layer.
+  static constexpr int depth = int(sizeof...(Hidden));
+  /// Widths of h₀ = x, h₁, …, h_L and the output.
+  static constexpr int width[depth + 2] = {In, Hidden..., 1};
+  /// Outputs computed together in a layer's forward pass (inputs in its backward pass).
+  static constexpr int block = 8;
+
+  data_view<T> weight[depth + 1];  ///< layer l: width[l+1] × width[l]
+  data_view<T> bias[depth + 1];    ///< layer l: width[l+1] × 1
+  Act act{};
+  bool skip = false;
+
+  /// Views the layers of `w`, which must be this network's: one sentence per mismatch, all of
+  /// them in one std::invalid_argument.
+  explicit mlp(mlp_weights<T> const& w, mlp_options const& o = {}, Act a = {}) : act(a), skip(o.skip) {
+    auto const& ls = w.layers();
+    std::string err;
+    if (int(ls.size()) != depth + 1)
+      err += "the weights have " + std::to_string(ls.size()) + " layers; this network needs " + std::to_string(depth + 1) + " (" +
+             std::to_string(depth) + " hidden and the output).";
+    for (int l = 0; l < depth + 1 && l < int(ls.size()); ++l)
+      if (ls[std::size_t(l)].out != width[l + 1] || ls[std::size_t(l)].in != width[l])
+        err += std::string(err.empty() ? "" : " ") + "Layer " + std::to_string(l) + " ('" + ls[std::size_t(l)].name + "') is " +
+               std::to_string(ls[std::size_t(l)].out) + " × " + std::to_string(ls[std::size_t(l)].in) + "; this network needs " +
+               std::to_string(width[l + 1]) + " × " + std::to_string(width[l]) + " (out × in, as torch.nn.Linear stores it).";
+    if (!err.empty()) throw std::invalid_argument("ember::mlp: " + err);
+    for (int l = 0; l <= depth; ++l) weight[l] = w.weight_view(l), bias[l] = w.bias_view(l);
+  }
+
+  template <class F>
+  void for_each_view(F&& f) {
+    for (int l = 0; l <= depth; ++l) f(weight[l]), f(bias[l]);
+  }
+
+  /// U(x): the forward pass.
+  template <class S>
+  EMBER_HD EMBER_HOT_CALLEE S value(vec<S, In> const& x) const {
+    S buf[2][max_hidden];
+    S const* in = x.v;
+    int cur = 0;
+    [&]<int... l>(std::integer_sequence<int, l...>) {
+      ((forward<l, false>(in, buf[cur], static_cast<S*>(nullptr)), in = buf[cur], cur ^= 1), ...);
+    }(std::make_integer_sequence<int, depth>{});
+    return output(in);
+  }
+
+  /// U(x) and ∇U(x): the forward pass keeping each activation's slope, then backpropagation.
+  template <class S>
+  EMBER_HD EMBER_HOT_CALLEE S value_and_grad(vec<S, In> const& x, vec<S, In>& g) const {
+    S buf[2][max_hidden];
+    S slope[hidden_total];
+    S const* in = x.v;
+    int cur = 0;
+    [&]<int... l>(std::integer_sequence<int, l...>) {
+      ((forward<l>(in, buf[cur], slope + slope_offset(l)), in = buf[cur], cur ^= 1), ...);
+    }(std::make_integer_sequence<int, depth>{});
+    S const u = output(in);
+    // ∂U/∂h_L = w_out; then through each hidden layer from the last.
+    S* gh = buf[cur];
+    T const* wo = weight[depth].data;
+    for (int j = 0; j < width[depth]; ++j) gh[j] = S(wo[j]);
+    [&]<int... r>(std::integer_sequence<int, r...>) {
+      ((backward<depth - 1 - r>(buf, cur, slope, g.v)), ...);
+    }(std::make_integer_sequence<int, depth>{});
+    return u;
+  }
+
+#if !defined(__CUDACC__)
+  /// Adds Σᵢ cᵢ ∂U(xᵢ)/∂θ to `grad` (in `mlp_weights::parameters()`'s layout: W₀, b₀, W₁, b₁, …)
+  /// over the rows xᵢ of `points` (n × In, row-major) with coefficients `c` (n of them), and
+  /// returns Σᵢ cᵢ U(xᵢ). Points go through SIMD batches of chains; each parameter's sum is
+  /// gathered over `chunk` batches before it is added to `grad`.
+  T add_param_grad(std::span<T const> points, std::span<T const> c, std::span<T> grad) const {
+    using B = simd_batch<T>;
+    constexpr int W = int(B::size);
+    std::size_t const n = c.size();
+    if (points.size() != n * std::size_t(In))
+      throw std::invalid_argument("ember::mlp::add_param_grad: " + std::to_string(points.size()) + " point values for " + std::to_string(n) +
+                                  " coefficients; each point has " + std::to_string(In));
+    if (grad.size() != std::size_t(parameters))
+      throw std::invalid_argument("ember::mlp::add_param_grad: the gradient has " + std::to_string(grad.size()) +
+                                  " entries; this network has " + std::to_string(parameters) + " parameters");
+    constexpr int chunk = 16;
+    // Per batch of a chunk: every layer's input (h₀ = x, h₁, …, h_L) and the gradient with
+    // respect to every layer's pre-activation (layers 0 … L), unit-major: [unit][batch].
+    std::vector<B> h(std::size_t(inputs_total) * chunk), ga(std::size_t(outputs_total) * chunk);
+    double total = 0;
+    for (std::size_t first = 0; first < n; first += std::size_t(chunk) * W) {
+      int const batches = int(std::min<std::size_t>(chunk, (n - first + W - 1) / W));
+      for (int b = 0; b < batches; ++b) {
+        alignas(64) T xs[In][W];
+        alignas(64) T cs[W];
+        for (int lane = 0; lane < W; ++lane) {
+          std::size_t const i = std::min(first + std::size_t(b * W + lane), n - 1);
+          bool const live = first + std::size_t(b * W + lane) < n;
+          for (int j = 0; j < In; ++j) xs[j][lane] = points[i * In + std::size_t(j)];
+          cs[lane] = live ? c[i] : T(0);
+        }
+        B hb[inputs_total], gb[outputs_total], slope[hidden_total];
+        for (int j = 0; j < In; ++j) hb[j] = B::load_aligned(xs[j]);
+        [&]<int... l>(std::integer_sequence<int, l...>) {
+          (forward<l>(hb + input_offset(l), hb + input_offset(l + 1), slope + slope_offset(l)), ...);
+        }(std::make_integer_sequence<int, depth>{});
+        B const cb = B::load_aligned(cs);
+        total += double(xsimd::hadd(cb * output(hb + input_offset(depth))));
+        gb[output_offset(depth)] = cb;  // ∂(cU)/∂(output pre-activation)
+        // ∂/∂hₗ = Wₗᵀ gₗ (+ ∂/∂hₗ₊₁ through a skip), then ∂/∂aₗ = that ⊙ φ′(aₗ), from the last.
+        B gh[max_hidden];
+        [&]<int... r>(std::integer_sequence<int, r...>) {
+          ((param_backward<depth - 1 - r>(gb, slope, gh)), ...);
+        }(std::make_integer_sequence<int, depth>{});
+        for (int j = 0; j < inputs_total; ++j) h[std::size_t(j) * chunk + std::size_t(b)] = hb[j];
+        for (int k = 0; k < outputs_total; ++k) ga[std::size_t(k) * chunk + std::size_t(b)] = gb[k];
+      }
+      // ∂/∂Wₗ[k][j] += Σ_b gₗ[k]·hₗ[j], ∂/∂bₗ[k] += Σ_b gₗ[k], lanes summed once per chunk.
+      for (int l = 0; l <= depth; ++l) {
+        std::size_t const off = param_offset(l);
+        int const O = width[l + 1], I = width[l];
+        for (int k = 0; k < O; ++k) {
+          B const* gk = ga.data() + std::size_t(output_offset(l) + k) * chunk;
+          B sb = gk[0];
+          for (int b = 1; b < batches; ++b) sb = sb + gk[b];
+          grad[off + std::size_t(O) * std::size_t(I) + std::size_t(k)] += xsimd::hadd(sb);
+          for (int j = 0; j < I; ++j) {
+            B const* hj = h.data() + std::size_t(input_offset(l) + j) * chunk;
+            B s = gk[0] * hj[0];
+            for (int b = 1; b < batches; ++b) s = gk[b] * hj[b] + s;
+            grad[off + std::size_t(k) * std::size_t(I) + std::size_t(j)] += xsimd::hadd(s);
+          }
+        }
+      }
+    }
+    return T(total);
+  }
+#endif
+
+  /// The number of parameters, Σₗ (width[l+1]·width[l] + width[l+1]).
+  static constexpr int parameters = [] {
+    int p = 0;
+    for (int l = 0; l <= depth; ++l) p += width[l + 1] * width[l] + width[l + 1];
+    return p;
+  }();
+
+ private:
+  static constexpr int max_hidden = [] {
+    int m = 0;
+    for (int l = 1; l <= depth; ++l) m = width[l] > m ? width[l] : m;
+    return m;
+  }();
+  static constexpr int hidden_total = [] {
+    int s = 0;
+    for (int l = 1; l <= depth; ++l) s += width[l];
+    return s;
+  }();
+  static constexpr int inputs_total = In + hidden_total;  // h₀ … h_L
+  static constexpr int outputs_total = hidden_total + 1;  // a₁ … a_L and the output
+  static constexpr int slope_offset(int l) {               // φ′(a of hidden layer l), l = 0 … L−1
+    int s = 0;
+    for (int i = 0; i < l; ++i) s += width[i + 1];
+    return s;
+  }
+  static constexpr int input_offset(int l) { return l == 0 ? 0 : In + slope_offset(l - 1); }  // hₗ
+  static constexpr int output_offset(int l) { return slope_offset(l); }                   // layer l's pre-activation
+  static constexpr std::size_t param_offset(int l) {
+    std::size_t p = 0;
+    for (int i = 0; i < l; ++i) p += std::size_t(width[i + 1]) * std::size_t(width[i] + 1);
+    return p;
+  }
+  // Whether hidden layer l has a skip connection (a residual) when `skip` is set.
+  static constexpr bool can_skip(int l) { return l > 0 && l < depth && width[l + 1] == width[l]; }
+
+  // Hidden layer l: out[k] = φ(Wₗ in + bₗ)[k] (+ in[k] with a skip), keeping φ′ in slope if asked.
+  template <int l, bool slopes = true, class S>
+  EMBER_HD EMBER_INLINE void forward(S const* in, S* out, S* slope) const {
+    constexpr int O = width[l + 1], I = width[l];
+    affine<O, I>(weight[l].data, bias[l].data, in, out);
+    if constexpr (slopes) {
+      for (int k = 0; k < O; ++k) out[k] = act.value_and_slope(out[k], slope[k]);
+    } else {
+      for (int k = 0; k < O; ++k) out[k] = act.value(out[k]);
+    }
+    if constexpr (can_skip(l))
+      if (skip)
+        for (int k = 0; k < O; ++k) out[k] = out[k] + in[k];
+  }
+
+  template <class S>
+  EMBER_HD EMBER_INLINE S output(S const* h) const {
+    constexpr int I = width[depth];
+    S u;
+    affine<1, I>(weight[depth].data, bias[depth].data, h, &u);
+    return u;
+  }
+
+  // Hidden layer l backwards, for the input gradient: buf[cur] holds ∂U/∂hₗ₊₁ on entry; writes
+  // ∂U/∂hₗ into the other buffer (into g, ∂U/∂x, for l = 0) and flips cur to it.
+  template <int l, class S>
+  EMBER_HD EMBER_INLINE void backward(S (&buf)[2][max_hidden], int& cur, S const* slope, S* g) const {
+    constexpr int O = width[l + 1], I = width[l];
+    S* gh = buf[cur];              // ∂U/∂h_{l+1}
+    S* gin = l == 0 ? g : buf[cur ^ 1];  // ∂U/∂hₗ
+    S ga[O];
+    for (int k = 0; k < O; ++k) ga[k] = gh[k] * slope[slope_offset(l) + k];
+    affine_back<O, I>(weight[l].data, ga, gin);
+    if constexpr (can_skip(l))
+      if (skip)
+        for (int j = 0; j < I; ++j) gin[j] = gin[j] + gh[j];
+    cur ^= 1;
+  }
+
+  // The same for add_param_grad, whose per-layer gradients all stay: gb holds ∂/∂a of every
+  // layer (the output's last), and ∂/∂a of hidden layer l comes from layer l + 1's. `gh` holds
+  // ∂/∂hₗ₊₂ on entry (what a skip at layer l + 1 passes down) and ∂/∂hₗ₊₁ on exit.
+  template <int l, class S>
+  EMBER_INLINE void param_backward(S* gb, S const* slope, S* gh) const {
+    constexpr int O = width[l + 2], I = width[l + 1];  // layer l + 1
+    S gin[I];
+    affine_back<O, I>(weight[l + 1].data, gb + output_offset(l + 1), gin);
+    if constexpr (can_skip(l + 1))
+      if (skip)
+        for (int j = 0; j < I; ++j) gin[j] = gin[j] + gh[j];
+    for (int j = 0; j < I; ++j) {
+      gh[j] = gin[j];
+      gb[output_offset(l) + j] = gin[j] * slope[slope_offset(l) + j];
+    }
+  }
+
+  // a = W h + b for an O × I weight, outputs `block` at a time.
+  template <int O, int I, class S>
+  EMBER_HD EMBER_INLINE static void affine(T const* w, T const* b, S const* h, S* a) {
+    constexpr int full = O / block * block;
+    for (int k = 0; k < full; k += block) affine_rows<block, I>(w + std::size_t(k) * I, b + k, h, a + k);
+    if constexpr (O % block != 0) affine_rows<O % block, I>(w + std::size_t(full) * I, b + full, h, a + full);
+  }
+  template <int R, int I, class S>
+  EMBER_HD EMBER_INLINE static void affine_rows(T const* w, T const* b, S const* h, S* a) {
+    S acc[R];
+    EMBER_UNROLL
+    for (int r = 0; r < R; ++r) acc[r] = S(b[r]);
+    for (int j = 0; j < I; ++j) {
+      S const hj = h[j];
+      EMBER_UNROLL
+      for (int r = 0; r < R; ++r) acc[r] = S(w[r * I + j]) * hj + acc[r];
+    }
+    EMBER_UNROLL
+    for (int r = 0; r < R; ++r) a[r] = acc[r];
+  }
+  // gin = Wᵀ ga for an O × I weight, inputs `block` at a time.
+  template <int O, int I, class S>
+  EMBER_HD EMBER_INLINE static void affine_back(T const* w, S const* ga, S* gin) {
+    constexpr int full = I / block * block;
+    for (int j = 0; j < full; j += block) affine_cols<block, O, I>(w + j, ga, gin + j);
+    if constexpr (I % block != 0) affine_cols<I % block, O, I>(w + full, ga, gin + full);
+  }
+  template <int R, int O, int I, class S>
+  EMBER_HD EMBER_INLINE static void affine_cols(T const* w, S const* ga, S* gin) {
+    S acc[R];
+    EMBER_UNROLL
+    for (int r = 0; r < R; ++r) acc[r] = S(T(0));
+    for (int k = 0; k < O; ++k) {
+      S const gk = ga[k];
+      EMBER_UNROLL
+      for (int r = 0; r < R; ++r) acc[r] = S(w[std::size_t(k) * I + r]) * gk + acc[r];
+    }
+    EMBER_UNROLL
+    for (int r = 0; r < R; ++r) gin[r] = acc[r];
+  }
+};
+
+}  // namespace ember
