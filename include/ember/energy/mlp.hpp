@@ -330,7 +330,8 @@ struct mlp {
     // ∂U/∂h_L = w_out; then through each hidden layer from the last.
     S* gh = buf[cur];
     T const* wo = weight[depth].data;
-    for (int j = 0; j < width[depth]; ++j) gh[j] = S(wo[j]);
+    constexpr int last = width[depth];
+    for (int j = 0; j < last; ++j) gh[j] = S(wo[j]);
     [&]<int... r>(std::integer_sequence<int, r...>) {
       ((backward<depth - 1 - r>(buf, cur, slope, g.v)), ...);
     }(std::make_integer_sequence<int, depth>{});
@@ -426,20 +427,20 @@ struct mlp {
   }();
   static constexpr int inputs_total = In + hidden_total;  // h₀ … h_L
   static constexpr int outputs_total = hidden_total + 1;  // a₁ … a_L and the output
-  static constexpr int slope_offset(int l) {               // φ′(a of hidden layer l), l = 0 … L−1
+  EMBER_HD static constexpr int slope_offset(int l) {               // φ′(a of hidden layer l), l = 0 … L−1
     int s = 0;
     for (int i = 0; i < l; ++i) s += width[i + 1];
     return s;
   }
-  static constexpr int input_offset(int l) { return l == 0 ? 0 : In + slope_offset(l - 1); }  // hₗ
-  static constexpr int output_offset(int l) { return slope_offset(l); }                   // layer l's pre-activation
-  static constexpr std::size_t param_offset(int l) {
+  EMBER_HD static constexpr int input_offset(int l) { return l == 0 ? 0 : In + slope_offset(l - 1); }  // hₗ
+  EMBER_HD static constexpr int output_offset(int l) { return slope_offset(l); }                   // layer l's pre-activation
+  EMBER_HD static constexpr std::size_t param_offset(int l) {
     std::size_t p = 0;
     for (int i = 0; i < l; ++i) p += std::size_t(width[i + 1]) * std::size_t(width[i] + 1);
     return p;
   }
   // Whether hidden layer l has a skip connection (a residual) when `skip` is set.
-  static constexpr bool can_skip(int l) { return l > 0 && l < depth && width[l + 1] == width[l]; }
+  EMBER_HD static constexpr bool can_skip(int l) { return l > 0 && l < depth && width[l + 1] == width[l]; }
 
   // Hidden layer l: out[k] = φ(Wₗ in + bₗ)[k] (+ in[k] with a skip), keeping φ′ in slope if asked.
   template <int l, bool slopes = true, class S>
