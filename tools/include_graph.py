@@ -39,6 +39,7 @@ FLOORS = [  # the first entry that matches a header's path gives its floor
     ("run/", 8),
     ("sample.hpp", 9),
     ("targets/", 10),
+    ("train/", 10),  # training neural energies: samplers inside an optimiser loop
     ("benchmark/", 10),
     ("distributions.hpp", 10),
     ("eigen.hpp", 10),

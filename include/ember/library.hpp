@@ -69,3 +69,7 @@
 #include <ember/result.hpp>
 #include <ember/run/run.hpp>
 #include <ember/sample.hpp>
+#include <ember/train/contrastive_divergence.hpp>
+#include <ember/train/energy_distance.hpp>
+#include <ember/train/optimizer.hpp>
+#include <ember/train/toy_data.hpp>

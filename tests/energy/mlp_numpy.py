@@ -42,7 +42,7 @@ ACTS = {
     "elu": (lambda a: np.where(a > 0, a, np.expm1(np.minimum(a, 0))), lambda a: np.where(a > 0, 1.0, np.exp(np.minimum(a, 0)))),
     "gelu": (lambda a: 0.5 * a * (1 + erf(a / np.sqrt(2))),
              lambda a: 0.5 * (1 + erf(a / np.sqrt(2))) + a * np.exp(-0.5 * a * a) / np.sqrt(2 * np.pi)),
-    "gelu_tanh": (gelu_tanh, None),  # derivative by a central difference below
+    "gelu_tanh": (gelu_tanh, None),  # derivative written out in derivative()
     "softplus": (lambda a: np.logaddexp(0, a), lambda a: expit(a)),
     "tanh": (np.tanh, lambda a: 1 - np.tanh(a) ** 2),
     "sigmoid": (expit, lambda a: expit(a) * (1 - expit(a))),

@@ -160,9 +160,10 @@ constexpr int width_sum() {
   return s;
 }
 
-// One network type checked at `points` random inputs, on one chain and on SIMD batches.
+// One network type checked at 3W + 1 random inputs (or `points`), on one chain and on SIMD
+// batches; the parameter gradient summed over all of them.
 template <class E>
-void check_network(typename E::activation_type act, bool skip, std::uint64_t seed) {
+void check_network(typename E::activation_type act, bool skip, std::uint64_t seed, int points_wanted = 0) {
   using T = typename E::value_type;
   constexpr int D = E::dim;
   std::vector<int> widths;
@@ -177,7 +178,7 @@ void check_network(typename E::activation_type act, bool skip, std::uint64_t see
   std::vector<T> points, coeff;
   std::vector<LD> want_theta(std::size_t(E::parameters), 0), theta_mag(std::size_t(E::parameters), 0);
   LD want_total = 0, total_mag = 0;
-  for (int n = 0; n < 3 * W + 1; ++n) {
+  for (int n = 0; n < (points_wanted > 0 ? points_wanted : 3 * W + 1); ++n) {
     vec<T, D> x;
     std::vector<LD> xl;
     for (int i = 0; i < D; ++i) x[i] = T(-3 + 6 * uniform01(s)), xl.push_back(x[i]);
@@ -233,6 +234,28 @@ TEMPLATE_TEST_CASE("an mlp's value, input gradient and parameter gradient equal 
     check_network<mlp<double, 3, TestType, 12, 12>>({}, skip, 11);
     check_network<mlp<float, 3, TestType, 12, 12>>({}, skip, 12);
   }
+}
+
+TEST_CASE("an mlp's parameter gradient over more points than one chunk of batches", "[mlp]") {
+  // add_param_grad gathers param_chunk batches at a time: 2.5 chunks and a partial batch.
+  constexpr int W = int(simd_batch<double>::size);
+  check_network<mlp<double, 3, nn::silu, 12, 12>>({}, true, 13, 40 * W + 3);
+  check_network<mlp<float, 3, nn::elu, 13, 6>>({}, false, 14, 40 * int(simd_batch<float>::size) + 5);
+}
+
+TEST_CASE("activations at their kinks take PyTorch's slopes, and NaN stays NaN", "[mlp]") {
+  double d = -1;
+  CHECK(nn::relu{}.value_and_slope(0.0, d) == 0.0);
+  CHECK(d == 0.0);
+  CHECK(nn::leaky_relu{.negative_slope = 0.2}.value_and_slope(0.0, d) == 0.0);
+  CHECK(d == 0.2);
+  CHECK(nn::elu{.alpha = 0.5}.value_and_slope(0.0, d) == 0.0);
+  CHECK(d == 0.5);
+  double const nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(std::isnan(nn::relu{}.value_and_slope(nan, d)));
+  CHECK(std::isnan(nn::relu{}.value(nan)));
+  CHECK(std::isnan(nn::leaky_relu{}.value_and_slope(nan, d)));
+  CHECK(std::isnan(nn::silu{}.value_and_slope(nan, d)));
 }
 
 TEST_CASE("an mlp of one hidden layer, three of sixteen, and parametrised activations", "[mlp]") {

@@ -9,8 +9,8 @@
 ///  - `value(a)`: φ(a), and
 ///  - `value_and_slope(a, d)`: φ(a), writing φ′(a) into `d` from the same transcendentals,
 /// for any scalar type `S` of ember (one chain, a SIMD batch of chains, a dual number), with no
-/// branch on a value: a lane-wise choice is a `select`. At a kink (ReLU's 0) the slope is
-/// PyTorch's: the right-hand one for `leaky_relu`, 0 for `relu`.
+/// branch on a value: a lane-wise choice is a `select`. At a kink (x = 0) the slope is PyTorch's:
+/// 0 for `relu`, the negative slope for `leaky_relu`, α for `elu`. A NaN input gives NaN.
 
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
@@ -47,9 +47,8 @@ struct relu {
   }
   template <class S>
   EMBER_HD EMBER_INLINE S value_and_slope(S const& a, S& d) const {
-    auto const pos = a > detail::data_as<S>(0);
-    d = ember::select(pos, detail::data_as<S>(1), detail::data_as<S>(0));
-    return ember::select(pos, a, detail::data_as<S>(0));
+    d = ember::select(a > detail::data_as<S>(0), detail::data_as<S>(1), detail::data_as<S>(0));
+    return ember::max(a, detail::data_as<S>(0));  // NaN stays NaN (a select on a > 0 would give 0)
   }
 };
 

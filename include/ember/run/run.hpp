@@ -25,6 +25,7 @@
 #include <ember/backend/detail/host_memory.hpp>
 #include <ember/core/concepts.hpp>
 #include <ember/detail/kernel_diagnosis.hpp>
+#include <ember/energy/for_each_view.hpp>
 #include <ember/host_cache.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
@@ -206,6 +207,40 @@ class run {
       a.metric_scale.push_back(double(k.metric.scale));
     }
     return a;
+  }
+
+  /// Tells the run that its energy changed in place between `advance` calls (a neural energy's
+  /// weights updated by a trainer, data changed under a view): every live chain's cached energy,
+  /// and its gradient where the state keeps one, is recomputed at its position, so the next
+  /// transition's accept test and gradient step use the energy as it is now (without this call,
+  /// each chain's first transition after the change would use the old values: a Metropolis test
+  /// against the old energy, a Langevin step along the old gradient). Positions and everything
+  /// else (momenta, step sizes, adaptation, counters, draws) are kept. One evaluation per chain,
+  /// on the host, one chain at a time. A run whose energy reads device memory (a CUDA run's
+  /// copies) is refused: change the device copy and start a run from the final states instead.
+  void energy_changed() {
+    auto k = kernel();
+    std::int64_t device_views = 0;
+    for_each_view(k, [&](auto& v) { device_views += v.space == memory_space::device; });
+    if (device_views > 0)
+      throw std::logic_error("ember::run::energy_changed: the energy reads device memory, which the host cannot evaluate; start "
+                             "a run from the final states (.init) instead");
+    auto const& U = k.energy;
+    (void)storage_.host();  // a run not yet advanced draws its default starts here, before they are read
+    auto& a = storage_.host_mutable();
+    std::size_t const C = std::size_t(chains_), S = std::size_t(a.stride);
+    for (std::size_t c = 0; c < C; ++c) {
+      if (a.frozen[c]) continue;
+      state_type st;
+      for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) st.slot(int(i)) = a.slots[i * S + c];
+      if constexpr (requires { st.grad; })
+        st.energy = U.value_and_grad(st.x, st.grad);
+      else
+        st.energy = U.value(st.x);
+      for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) a.slots[i * S + c] = st.slot(int(i));
+    }
+    energy_snapshot_.clear();  // warm-up's stuck-chain look compares energies under one energy
+    storage_.upload();
   }
 
   /// The draws and diagnostics of the run so far.
