@@ -72,4 +72,5 @@
 #include <ember/train/contrastive_divergence.hpp>
 #include <ember/train/energy_distance.hpp>
 #include <ember/train/optimizer.hpp>
+#include <ember/train/score_matching.hpp>
 #include <ember/train/toy_data.hpp>

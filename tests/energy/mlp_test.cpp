@@ -350,3 +350,49 @@ TEST_CASE("a sampler on an mlp whose energy is known: ReLU units that add up to 
     CHECK(std::fabs(ember_test::z_of_mean(r, [i](auto const& x) { return double(x[i]) * double(x[i]); }, 2.0)) < 5);
   }
 }
+
+// ∂/∂θ Σᵢ vᵢ·∇ₓU(xᵢ) against central differences in θ of F(θ) = Σᵢ vᵢ·∇ₓU(xᵢ; θ), in double. The
+// difference is off by at most h²/6·|F‴| + ε·A/h with A = Σᵢ|vᵢ|·|∇ₓU(xᵢ)| bounding F's terms;
+// with weights below 1/√in in size, |x| ≤ 3 and activations whose first four derivatives stay below
+// 2, |F‴| along one parameter stays below 100 here, and h = 1e-4 balances the two bounds.
+TEST_CASE("the parameter gradient of v·∇U against central differences of v·∇U in each parameter", "[mlp]") {
+  auto w = mlp_weights<double>::uniform({3, 5, 5, 1}, 21);
+  mlp<double, 3, nn::silu, 5, 5> const U(w, {.skip = true});
+  std::uint64_t s = 99;
+  constexpr int n = 21;  // more than two batches on any SIMD width, and a partial one
+  std::vector<double> x(3 * n), v(3 * n);
+  for (auto& e : x) e = -3 + 6 * uniform01(s);
+  for (auto& e : v) e = -1 + 2 * uniform01(s);
+  auto const F = [&] {
+    std::vector<double> g(3 * n);
+    U.values_and_grads(x, g);
+    double f = 0, a = 0;
+    for (int i = 0; i < 3 * n; ++i) f += v[std::size_t(i)] * g[std::size_t(i)], a += std::fabs(v[std::size_t(i)] * g[std::size_t(i)]);
+    return std::pair{f, a};
+  };
+  std::vector<double> grad(std::size_t(U.parameters), 0.0);
+  U.add_param_grad_of_input_grad(x, v, grad);
+  double const h = 1e-4, eps = std::numeric_limits<double>::epsilon();
+  for (int p = 0; p < U.parameters; ++p) {
+    double const keep = w.parameters()[std::size_t(p)];
+    w.parameters()[std::size_t(p)] = keep + h;
+    auto const [fp, ap] = F();
+    w.parameters()[std::size_t(p)] = keep - h;
+    auto const [fm, am] = F();
+    w.parameters()[std::size_t(p)] = keep;
+    double const fd = (fp - fm) / (2 * h), tol = 4 * (h * h / 6 * 100 + eps * (ap + am) / h);
+    INFO("parameter " << p);
+    CHECK(std::fabs(grad[std::size_t(p)] - fd) <= tol);
+  }
+  // values_and_grads against the long-double network, with check_network's rounding bound.
+  std::vector<double> g(3 * n), e(n);
+  U.values_and_grads(x, g, e);
+  reference<nn::silu> const ref(w, {}, true);
+  double const tol = (width_sum<mlp<double, 3, nn::silu, 5, 5>>() + 16) * eps / 2;
+  for (int i = 0; i < n; ++i) {
+    auto const r = ref.eval({x[3 * std::size_t(i)], x[3 * std::size_t(i) + 1], x[3 * std::size_t(i) + 2]});
+    CHECK(std::fabs(e[std::size_t(i)] - double(r.u)) <= tol * double(r.u_mag));
+    for (int j = 0; j < 3; ++j)
+      CHECK(std::fabs(g[3 * std::size_t(i) + std::size_t(j)] - double(r.g[std::size_t(j)])) <= tol * double(r.g_mag[std::size_t(j)]));
+  }
+}

@@ -22,6 +22,7 @@
 /// Models `DifferentiableEnergy`.
 
 #include <ember/core/config.hpp>
+#include <ember/core/dual.hpp>
 #include <ember/core/math.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/data/data_view.hpp>
@@ -416,6 +417,89 @@ struct mlp {
     }
     return T(total);
   }
+
+  /// U(xᵢ) and ∇ₓU(xᵢ) at the rows xᵢ of `points` (n × In), through SIMD batches: into
+  /// `grads` (n × In) and, unless it is empty, `energies` (n).
+  void values_and_grads(std::span<T const> points, std::span<T> grads, std::span<T> energies = {}) const {
+    using B = simd_batch<T>;
+    constexpr int W = int(B::size);
+    std::size_t const n = points.size() / std::size_t(In);
+    if (points.size() % std::size_t(In) != 0 || grads.size() != points.size() || (!energies.empty() && energies.size() != n))
+      throw std::invalid_argument("ember::mlp::values_and_grads: " + std::to_string(points.size()) + " point values, room for " +
+                                  std::to_string(grads.size()) + " gradient values and " + std::to_string(energies.size()) +
+                                  " energies; points of " + std::to_string(In) + " need as many gradient values and one energy each");
+    for (std::size_t first = 0; first < n; first += W) {
+      alignas(64) T lanes[In][W];
+      for (int lane = 0; lane < W; ++lane)
+        for (int j = 0; j < In; ++j) lanes[j][lane] = points[std::min(first + std::size_t(lane), n - 1) * In + std::size_t(j)];
+      vec<B, In> x, g;
+      for (int j = 0; j < In; ++j) x[j] = B::load_aligned(lanes[j]);
+      alignas(64) T u[W];
+      value_and_grad(x, g).store_aligned(u);
+      for (int j = 0; j < In; ++j) g[j].store_aligned(lanes[j]);
+      for (int lane = 0; lane < W && first + std::size_t(lane) < n; ++lane) {
+        for (int j = 0; j < In; ++j) grads[(first + std::size_t(lane)) * In + std::size_t(j)] = lanes[j][lane];
+        if (!energies.empty()) energies[first + std::size_t(lane)] = u[lane];
+      }
+    }
+  }
+
+  /// Adds ∂/∂θ Σᵢ vᵢ·∇ₓU(xᵢ) to `grad` (parameters()' layout) over the rows xᵢ of `points` and
+  /// vᵢ of `directions` (both n × In): the parameter gradient of a loss that reads the input
+  /// gradient, as score matching's ½‖∇ₓU(x̃) − t‖² does (with vᵢ = ∇ₓU(x̃ᵢ) − tᵢ). Computed as
+  /// the derivative along vᵢ of ∂U(xᵢ)/∂θ (mixed partials commute): the forward and backward
+  /// passes of `add_param_grad` on dual numbers of SIMD batches seeded with vᵢ, about 2–3 times
+  /// its cost.
+  void add_param_grad_of_input_grad(std::span<T const> points, std::span<T const> directions, std::span<T> grad) const {
+    using B = simd_batch<T>;
+    using Dl = dual<B, 1>;
+    constexpr int W = int(B::size), chunk = param_chunk;
+    std::size_t const n = points.size() / std::size_t(In);
+    if (points.size() % std::size_t(In) != 0 || directions.size() != points.size())
+      throw std::invalid_argument("ember::mlp::add_param_grad_of_input_grad: " + std::to_string(points.size()) + " point values and " +
+                                  std::to_string(directions.size()) + " direction values; both must be n points of " + std::to_string(In));
+    if (grad.size() != std::size_t(parameters))
+      throw std::invalid_argument("ember::mlp::add_param_grad_of_input_grad: the gradient has " + std::to_string(grad.size()) +
+                                  " entries; this network has " + std::to_string(parameters) + " parameters");
+    // Per chunk: values and tangents of every layer's input and pre-activation gradient.
+    std::vector<B> h(std::size_t(inputs_total) * chunk), ht(h.size()), ga(std::size_t(outputs_total) * chunk), gt(ga.size());
+    for (std::size_t first = 0; first < n; first += std::size_t(chunk) * W) {
+      int const batches = int(std::min<std::size_t>(chunk, (n - first + W - 1) / W));
+      for (int b = 0; b < batches; ++b) {
+        alignas(64) T xs[In][W];
+        alignas(64) T vs[In][W];
+        std::size_t const base = first + std::size_t(b * W);
+        for (int lane = 0; lane < W; ++lane) {
+          std::size_t const i = std::min(base + std::size_t(lane), n - 1);
+          bool const live = base + std::size_t(lane) < n;  // padding lanes: direction 0, adding nothing
+          for (int j = 0; j < In; ++j) {
+            xs[j][lane] = points[i * In + std::size_t(j)];
+            vs[j][lane] = live ? directions[i * In + std::size_t(j)] : T(0);
+          }
+        }
+        Dl hb[inputs_total], gb[outputs_total], slope[hidden_total];
+        for (int j = 0; j < In; ++j) {
+          hb[j].val = B::load_aligned(xs[j]);
+          hb[j].d[0] = B::load_aligned(vs[j]);
+        }
+        [&]<int... l>(std::integer_sequence<int, l...>) {
+          (forward<l>(hb + input_offset(l), hb + input_offset(l + 1), slope + slope_offset(l)), ...);
+        }(std::make_integer_sequence<int, depth>{});
+        gb[output_offset(depth)] = Dl(B(T(1)));
+        Dl gh[max_hidden];
+        [&]<int... r>(std::integer_sequence<int, r...>) {
+          ((param_backward<depth - 1 - r>(gb, slope, gh)), ...);
+        }(std::make_integer_sequence<int, depth>{});
+        for (int j = 0; j < inputs_total; ++j) h[std::size_t(j) * chunk + std::size_t(b)] = hb[j].val, ht[std::size_t(j) * chunk + std::size_t(b)] = hb[j].d[0];
+        for (int k = 0; k < outputs_total; ++k) ga[std::size_t(k) * chunk + std::size_t(b)] = gb[k].val, gt[std::size_t(k) * chunk + std::size_t(b)] = gb[k].d[0];
+      }
+      // (gₗ[k]·hₗ[j])′ = gₗ′[k]·hₗ[j] + gₗ[k]·hₗ′[j]; a bias's, gₗ′[k].
+      for (int l = 0; l <= depth; ++l) {
+        accumulate(l, batches, gt.data(), h.data(), grad);
+        accumulate(l, batches, ga.data(), ht.data(), grad, false);
+      }
+    }
+  }
 #endif
 
 #if !defined(__CUDACC__)
@@ -425,7 +509,7 @@ struct mlp {
   // registers (6 loads per 8 multiply-adds instead of 16), and the 8 tiles' lanes are added by
   // one horizontal pass (xsimd::haddp).
   template <class B>
-  void accumulate(int l, int batches, B const* ga, B const* h, std::span<T> grad) const {
+  void accumulate(int l, int batches, B const* ga, B const* h, std::span<T> grad, bool biases = true) const {
     constexpr int chunk = param_chunk, W = int(B::size);
     static_assert(W <= 8 || W % 8 == 0, "ember::mlp::add_param_grad: a SIMD batch of at most 8 lanes or a multiple of 8");
     std::size_t const off = param_offset(l);
@@ -438,7 +522,7 @@ struct mlp {
       for (int b = 1; b < batches; ++b) s = gk[b] * hj[b] + s;
       return xsimd::hadd(s);
     };
-    for (int k = 0; k < O; ++k) {
+    for (int k = 0; k < O && biases; ++k) {
       B const* gk = g_row(k);
       B sb = gk[0];
       for (int b = 1; b < batches; ++b) sb = sb + gk[b];
