@@ -142,7 +142,9 @@ class mlp_weights {
     auto const arrays = read_npz(path);
     std::string const who = "ember::mlp_weights::from_npz: " + path;
     std::map<std::string, std::pair<npy_array const*, npy_array const*>> by_prefix;  // weight, bias
-    for (auto const& [key, a] : arrays) {
+    for (auto const& entry : arrays) {
+      std::string const& key = entry.first;  // not a structured binding: clang 14 cannot capture one
+      npy_array const& a = entry.second;
       auto const ends = [&](std::string const& s) { return key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0; };
       std::string prefix;
       bool weight = false;
