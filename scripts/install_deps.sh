@@ -3,9 +3,10 @@
 # Debian packages of its dependencies. The CPU backend needs nothing from the CUDA toolkit;
 # where one is installed (nvcc at /usr/local/cuda), the CUDA targets build too.
 set -euo pipefail
-# clang and libomp-dev: CI also builds and tests with clang (.ci/run). python3-venv: the tests that
-# compare with NumPy and ArviZ run a Python from tools/.venv (made below).
-pkgs=(g++ cmake make libboost-dev libeigen3-dev catch2 librandom123-dev libxsimd-dev clang libomp-dev python3-venv)
+# clang and libomp-dev: CI also builds and tests with clang (.ci/run). python3-venv and python3-dev:
+# the tests that compare with NumPy, SciPy and ArviZ run a Python from tools/.venv (made below), and
+# ember's Python package (python/, built by ember's build into build/python) needs Python's headers.
+pkgs=(g++ cmake make libboost-dev libeigen3-dev catch2 librandom123-dev libxsimd-dev clang libomp-dev python3-venv python3-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -13,14 +14,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 fi
-# NumPy, SciPy and ArviZ from PyPI for the tests that compare with them (io_numpy_test,
-# diagnostics_arviz_compare, distributions_scipy, posteriordb_python): a virtual environment in
-# tools/.venv, which tests/CMakeLists.txt finds at configure time.
+# From PyPI into tools/.venv, which CMake finds at configure time: NumPy, SciPy and ArviZ for the
+# tests that compare with them (io_numpy_test, diagnostics_arviz_compare, distributions_scipy,
+# posteriordb_python, ...); nanobind, pytest and pandas for ember's Python package and its tests
+# (python_tests). `pip install ./python` installs that package elsewhere (docs/python.md).
 root="$(cd "$(dirname "$0")/.." && pwd)"
-if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz" >/dev/null 2>&1; then
+if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz, pandas, nanobind, pytest" >/dev/null 2>&1; then
   python3 -m venv "$root/tools/.venv"
-  "$root/tools/.venv/bin/pip" install -q --disable-pip-version-check numpy scipy arviz
+  "$root/tools/.venv/bin/pip" install -q --disable-pip-version-check numpy scipy arviz pandas nanobind pytest
 fi
-# ember's ArviZ loader (python/ember_arviz: `import ember_arviz`, `ember-npz-to-arviz run.npz`),
-# reinstalled each time so that it follows the tree.
-"$root/tools/.venv/bin/pip" install -q --disable-pip-version-check --no-deps --force-reinstall "$root/python"

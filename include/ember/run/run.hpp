@@ -161,6 +161,13 @@ class run {
   std::int64_t transitions() const { return t_; }
   std::int64_t chains() const { return chains_; }
   ember::schedule const& schedule() const { return sched_; }
+  /// Where progress reports go from the next chunk on, and whether the default line is shown
+  /// (`sample_options::on_progress` and `progress` at the start; a loaded run has neither until
+  /// this is called).
+  void on_progress(std::function<void(progress_report const&)> f, bool line) {
+    on_progress_ = std::move(f);
+    show_progress_ = line;
+  }
   /// The kernel the next transition uses (tuned, after warm-up).
   kernel_type kernel() const { return t_ < sched_.warmup ? warm_.kernel_at(t_) : kernel_; }
   /// The adapted parameters (what `kernel()` holds, in plain numbers).

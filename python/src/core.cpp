@@ -1,0 +1,59 @@
+// ember._core: the fixed set of energies and samplers that `import ember` needs no compiler for
+// (python/include/ember/python.hpp is the binding layer; python/ember/ the Python side).
+#include <ember/python.hpp>
+#include <ember/targets/banana.hpp>
+#include <ember/targets/eight_schools.hpp>
+#include <ember/targets/neal_funnel.hpp>
+#include <ember/targets/standard_normal.hpp>
+
+void bind_nn(nanobind::module_& m);  // python/src/nn.cpp
+
+namespace py = ember::python;
+
+namespace {
+
+// Eight schools (non-centred) as a named model: the README's, the model users meet first.
+struct eight_schools_body {
+  static constexpr auto mu = ember::param<"mu">();
+  static constexpr auto tau = ember::param<"tau">(ember::positive);
+  static constexpr auto theta_trans = ember::param<"theta_trans", 8>();
+  static constexpr auto params = ember::params(theta_trans, mu, tau);
+  std::span<double const> y, sigma;
+
+  template <class M>
+  void operator()(M& m) const {
+    m.add(ember::normal_lpdf(m[mu], 0.0, 5.0));
+    m.add(ember::cauchy_lpdf(m[tau], 0.0, 5.0));  // half-Cauchy (τ > 0), up to the constant log 2
+    for (int j = 0; j < 8; ++j) {
+      m.add(ember::normal_lpdf(m[theta_trans][j], 0.0, 1.0));
+      m.add(ember::normal_lpdf(y[j], m[mu] + m[tau] * m[theta_trans][j], sigma[j]));
+    }
+  }
+};
+struct eight_schools_model {
+  static constexpr char const* doc =
+      "Eight schools, non-centred, as a named model (mu, tau > 0, theta_trans[8]); data: y and sigma (8 each)";
+  static auto make(py::data const& d) {
+    return ember::model<double>(eight_schools_body{d.vector("y", 8), d.vector("sigma", 8)});
+  }
+};
+
+template <class Target>
+struct target_factory {
+  static auto make(py::data const& d) {
+    if (!d.names().empty()) throw std::invalid_argument("ember: this target takes no data");
+    return Target{}.energy();
+  }
+  static auto reference() { return Target{}.reference(); }
+};
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  using namespace ember::python;
+  bind_runs(m);
+  bind_nn(m);
+  bind_energy<eight_schools_model, chees_hmc_sampler, nuts_sampler, mams_sampler, mala_sampler>(m, "EightSchools");
+  bind_energy<target_factory<ember::targets::banana<double>>, chees_hmc_sampler, nuts_sampler, mams_sampler,
+              mala_sampler, ula_sampler>(m, "Banana");
+}

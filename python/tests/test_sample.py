@@ -1,0 +1,170 @@
+"""ember from Python: the fixed set, results in ArviZ's layout, runs in pieces, checkpoints, errors.
+
+Statistical checks compare a posterior mean with a reference through z = (mean − ref) / √(MCSE² +
+se_ref²), MCSE from ember's own ESS, and accept |z| < 5 (as the C++ suite does)."""
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+import ember
+
+Y = [28, 8, -3, 7, -1, 1, 18, 12]
+SIGMA = [15, 10, 16, 11, 9, 11, 10, 18]
+# posteriordb's reference posterior of eight_schools_noncentered (its reference draws' moments,
+# bench/posteriordb/reference/), with the reference's own Monte-Carlo standard errors.
+REFERENCE = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "posteriordb", "reference",
+                         "eight_schools-eight_schools_noncentered.json")
+
+
+def z_of(fit, name):
+    with open(REFERENCE) as fh:
+        ref = json.load(fh)["constrained"][name]
+    row = fit.summary().loc[name]
+    return (row["mean"] - ref["mean"]) / math.sqrt(row["mcse_mean"] ** 2 + ref["mcse_mean"] ** 2)
+
+
+@pytest.fixture(scope="module")
+def eight():
+    return ember.models.eight_schools(y=Y, sigma=SIGMA)
+
+
+@pytest.fixture(scope="module")
+def fit(eight):
+    return ember.sample(eight, chains=8, warmup=1000, draws=1000, seed=3, progress=False)
+
+
+def test_named_constrained_draws(fit):
+    assert set(fit.posterior) == {"theta_trans", "mu", "tau"}
+    assert fit.posterior["theta_trans"].shape == (8, 1000, 8)
+    assert fit.posterior["tau"].shape == (8, 1000)
+    assert (fit.posterior["tau"] > 0).all()  # constrained: tau, not log tau
+    # tau is the exponential of its unconstrained coordinate (the last of the draws).
+    np.testing.assert_allclose(fit.posterior["tau"], np.exp(fit.draws[:, :, 9]), rtol=1e-12)
+    assert fit.draws.shape == (8, 1000, 10)
+    assert fit.sample_stats["lp"].shape == (8, 1000)
+    assert np.isfinite(fit.sample_stats["lp"]).all()
+
+
+def test_against_reference(fit):
+    for name in ("mu", "tau"):
+        assert abs(z_of(fit, name)) < 5, (name, fit.summary().loc[name])
+    assert fit.summary()["r_hat"].max() < 1.05
+    assert not fit.chain_diverged.any()
+
+
+def test_lp_is_minus_energy(eight, fit):
+    x = fit.draws[2, :5]
+    u, g = eight.energy(x)
+    np.testing.assert_allclose(-u, fit.sample_stats["lp"][2, :5], rtol=1e-12)
+    assert g.shape == (5, 10)
+
+
+def test_inference_data(fit):
+    az = pytest.importorskip("arviz")
+    idata = fit.to_inference_data()
+    assert idata.posterior["theta_trans"].shape == (8, 1000, 8)
+    assert "lp" in idata.sample_stats
+    s = az.summary(idata, var_names=["mu", "tau"])
+    ours = fit.summary()
+    # ArviZ's estimators on the same draws: the same means.
+    np.testing.assert_allclose(s["mean"].values, ours.loc[["mu", "tau"], "mean"].values, atol=1e-3 * 4)
+
+
+def test_same_seed_same_draws_and_pieces(eight):
+    a = ember.sample(eight, chains=4, warmup=200, draws=100, seed=9, progress=False)
+    run = ember.start(eight, chains=4, warmup=200, draws=100, seed=9)
+    run.advance(137)
+    run.advance(50)
+    run.advance()
+    b = run.fit()
+    np.testing.assert_array_equal(a.draws, b.draws)
+    c = ember.sample(eight, chains=4, warmup=200, draws=100, seed=10, progress=False)
+    assert not np.array_equal(a.draws, c.draws)
+
+
+def test_checkpoint_continues_bitwise(eight, tmp_path):
+    whole = ember.sample(eight, sampler="nuts", chains=4, warmup=150, draws=80, seed=5, progress=False)
+    run = ember.start(eight, sampler="nuts", chains=4, warmup=150, draws=80, seed=5)
+    run.advance(170)
+    path = tmp_path / "run.ckpt"
+    run.save(path)
+    again = ember.load(eight, path, sampler="nuts", chains=4, warmup=150, draws=80)
+    assert again.transitions == 170
+    again.advance()
+    # The loaded run's draws are those after the checkpoint; the whole run's last 60 kept draws.
+    np.testing.assert_array_equal(again.fit().draws[:, -60:], whole.draws[:, -60:])
+
+
+def test_progress_callable(eight):
+    seen = []
+    ember.sample(eight, chains=2, warmup=50, draws=50, seed=1, progress=lambda *a: seen.append(a))
+    assert seen and seen[-1][0] == seen[-1][1] == 100
+
+
+def test_interrupt_keeps_the_run(eight):
+    calls = []
+
+    def stop(done, total, warming, acc, div):
+        calls.append(done)
+        raise KeyboardInterrupt  # as Ctrl-C would, at the first report (after the first chunk)
+
+    with pytest.raises(KeyboardInterrupt) as e:
+        ember.sample(eight, chains=2, warmup=2000, draws=100, seed=1, progress=stop)
+    run = e.value.run
+    assert 0 < run.transitions < run.total
+    run.advance()
+    assert run.transitions == run.total
+    assert run.fit().draws.shape == (2, 100, 10)
+
+
+def test_target_reference_banana():
+    t = ember.targets.banana()
+    ref = t.reference()
+    fit = ember.sample(t, sampler="mams", chains=16, warmup=1000, draws=2000, seed=2, progress=False)
+    x = fit.posterior["x"]
+    s = fit.summary()
+    for d in range(2):
+        se = math.sqrt(s["mcse_mean"].iloc[d] ** 2 + ref["mean_se"][d] ** 2)
+        assert abs((x[..., d].mean() - ref["mean"][d]) / se) < 5
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        ({"chains": 0}, ValueError, "chains must be at least 1"),
+        ({"chains": 2.5}, TypeError, "chains must be an integer"),
+        ({"sampler": "hmc"}, ValueError, "not compiled"),
+        ({"sampler": "mala", "step_size": 0.1}, ValueError, "only for 'ula'"),
+        ({"warmup": 0}, ValueError, "warm-up of at least 1"),
+        ({"seed": -1}, ValueError, "seed must be at least 0"),
+        ({"init": np.zeros((3, 10))}, ValueError, "init must have shape"),
+        ({"init": np.full((4, 10), np.nan)}, ValueError, "non-finite"),
+    ],
+)
+def test_bad_arguments(eight, kwargs, error, words):
+    args = dict(chains=4, warmup=10, draws=10, progress=False)
+    args.update(kwargs)
+    with pytest.raises(error, match=words):
+        ember.sample(eight, **args)
+
+
+def test_bad_data():
+    with pytest.raises(ValueError, match="'y' must have 8 values"):
+        ember.models.eight_schools(y=[1, 2, 3], sigma=SIGMA)
+    with pytest.raises(ValueError, match="'sigma' has 1 non-finite"):
+        ember.models.eight_schools(y=Y, sigma=SIGMA[:7] + [float("nan")])
+    with pytest.raises(TypeError, match="dtype"):
+        ember.models.eight_schools(y=["a"] * 8, sigma=SIGMA)
+    with pytest.raises(ValueError, match="takes no data"):
+        ember.Energy(ember._core.Banana, {"y": [1.0]})
+
+
+def test_ula_needs_step_size():
+    t = ember.targets.banana()
+    with pytest.raises(ValueError, match="step_size > 0"):
+        ember.sample(t, sampler="ula", progress=False)
+    fit = ember.sample(t, sampler="ula", step_size=0.01, chains=4, draws=10, progress=False)
+    assert fit.draws.shape == (4, 10, 2)
