@@ -67,7 +67,7 @@ class Energy:
 
 
 def _count(name, value, least):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if value < least:
         raise ValueError(f"{name} must be at least {least}, got {value}")
@@ -147,15 +147,19 @@ def _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size):
     return chains, warmup, draws, thin, seed, float(step_size or 0.0)
 
 
+def _init_array(init, chains, dim):
+    if init is None:
+        return None
+    init = np.asarray(init, dtype=np.float64)
+    if init.shape != (chains, dim):
+        raise ValueError(f"init must have shape (chains, dim) = ({chains}, {dim}), got {init.shape}")
+    return _checked_array("init", init)
+
+
 def start(energy, sampler="chees_hmc", chains=4, warmup=1000, draws=1000, thin=1, seed=0, step_size=None, init=None):
     """A run at transition 0 (see `sample` for the arguments); `Run.advance` moves it."""
     chains, warmup, draws, thin, seed, step_size = _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size)
-    if init is not None:
-        init = np.asarray(init, dtype=np.float64)
-        if init.shape != (chains, energy.dim):
-            raise ValueError(f"init must have shape (chains, dim) = ({chains}, {energy.dim}), got {init.shape}")
-        init = _checked_array("init", init)
-    h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, init)
+    h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, _init_array(init, chains, energy.dim))
     return Run(energy, h, draws, thin)
 
 
@@ -178,10 +182,13 @@ def sample(energy, sampler="chees_hmc", chains=4, warmup=1000, draws=1000, thin=
     progress: None (a bar on a terminal or in a notebook when the run lasts), True, False, or a
     callable progress(done, total, warming_up, acceptance, divergent).
     """
-    run = start(energy, sampler, chains, warmup, draws, thin, seed, step_size, init)
+    chains, warmup, draws, thin, seed, step_size = _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size)
+    h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, _init_array(init, chains, energy.dim))
+    n = warmup + draws * thin
     try:
-        run.advance(progress=progress)
+        with progress_bar(progress, n, sampler) as report:
+            raw = h.advance_and_result(n, report)
     except KeyboardInterrupt as e:
-        e.run = run  # the run so far: e.run.advance() continues it, e.run.fit() reads it
+        e.run = Run(energy, h, draws, thin)  # the run so far: e.run.advance() continues it, e.run.fit() reads it
         raise
-    return run.fit()
+    return Fit(raw, energy, sampler, chains)

@@ -6,13 +6,9 @@ import time
 
 
 def _interactive():
-    try:
-        from IPython import get_ipython  # noqa: F401
-
-        if get_ipython() is not None:
-            return True
-    except ImportError:
-        pass
+    ipython = sys.modules.get("IPython")  # a notebook or IPython session has imported it already
+    if ipython is not None and getattr(ipython, "get_ipython", lambda: None)() is not None:
+        return True
     return sys.stderr.isatty()
 
 
@@ -48,17 +44,42 @@ class _Tqdm:
         self.bar.close()
 
 
-@contextlib.contextmanager
+class _Nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Called:
+    def __init__(self, f):
+        self.f = f
+
+    def __enter__(self):
+        return self.f
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NOTHING = _Nothing()
+
+
 def progress_bar(progress, total, desc):
-    """The callable the binding layer calls between chunks (or None)."""
+    """A context manager whose value is the callable the binding layer calls between chunks (or
+    None: no progress, the cheap path of short calls)."""
     if callable(progress):
-        yield progress
-        return
+        return _Called(progress)
     if progress is None:
         progress = _interactive()
     if not progress or total == 0:
-        yield None
-        return
+        return _NOTHING
+    return _bar(total, desc)
+
+
+@contextlib.contextmanager
+def _bar(total, desc):
     try:
         bar = _Tqdm(total, desc)
     except ImportError:

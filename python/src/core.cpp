@@ -54,6 +54,20 @@ NB_MODULE(_core, m) {
   bind_runs(m);
   bind_nn(m);
   bind_energy<eight_schools_model, chees_hmc_sampler, nuts_sampler, mams_sampler, mala_sampler>(m, "EightSchools");
+  // The C++ side of bench/python/overhead.py: `reps` calls of the pipeline ember.sample(banana,
+  // sampler="ula", step_size=0.01, chains=4, warmup=0, draws=1) runs, timed in C++ (mean seconds).
+  m.def("_bench_cpp_sample", [](int reps) {
+    auto const U = ember::targets::banana<double>{}.energy();
+    auto const t0 = std::chrono::steady_clock::now();
+    double sink = 0;
+    for (int i = 0; i < reps; ++i) {
+      auto r = ember::sample(ember::ula(U, {.step_size = 0.01}) | ember::thin(1) | ember::record(),
+                             {.chains = 4, .steps = 1, .seed = std::uint64_t(i), .progress = false});
+      sink += r.samples()(0, 0, 0);
+    }
+    auto const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return nanobind::make_tuple(dt / reps, sink);
+  });
   bind_energy<target_factory<ember::targets::banana<double>>, chees_hmc_sampler, nuts_sampler, mams_sampler,
               mala_sampler, ula_sampler>(m, "Banana");
 }

@@ -203,9 +203,10 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
   for (std::int64_t c = 0; c < C; ++c)
     for (std::int64_t k = 0; k < K; ++k)
       for (int d = 0; d < D; ++d) draws[std::size_t((c * K + k) * D + d)] = s.unchecked(k, c, d);
-  // lp = −U at every draw (ArviZ's sample_stats.lp), evaluated on the host in parallel.
+  // lp = −U at every draw (ArviZ's sample_stats.lp), evaluated on the host in parallel (a thread
+  // team only for enough draws to pay for waking it).
   std::vector<double> lp(std::size_t(C * K));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (C * K >= 4096)
   for (std::int64_t i = 0; i < C * K; ++i) {
     vec<T, D> x;
     for (int d = 0; d < D; ++d) x[d] = draws[std::size_t(i * D + d)];
@@ -299,6 +300,11 @@ class run_handle {
   /// most ten times a second and at the end (None: not called).
   virtual void advance(std::int64_t n, nb::object progress) = 0;
   virtual nb::dict result() const = 0;
+  /// advance(n, progress), then result(): one crossing for `ember.sample`.
+  nb::dict advance_and_result(std::int64_t n, nb::object progress) {
+    advance(n, std::move(progress));
+    return result();
+  }
   virtual void save(std::string const& path) const = 0;
   virtual std::int64_t transitions() const = 0;
   virtual std::int64_t chains() const = 0;
@@ -608,6 +614,7 @@ inline void bind_runs(nb::module_& m) {
   nb::class_<run_handle>(m, "RunHandle")
       .def("advance", &run_handle::advance, nb::arg("n"), nb::arg("progress") = nb::none())
       .def("result", &run_handle::result)
+      .def("advance_and_result", &run_handle::advance_and_result, nb::arg("n"), nb::arg("progress") = nb::none())
       .def("save", &run_handle::save, nb::arg("path"))
       .def_prop_ro("transitions", &run_handle::transitions)
       .def_prop_ro("chains", &run_handle::chains)
