@@ -16,8 +16,8 @@ from . import _core
 from ._api import Energy, Run, load, sample, start
 from ._compile import CompileError, Compiled, compile
 from ._fit import Fit
-from . import models, nn, targets
+from . import glm, models, nn, targets
 
 __version__ = "0.1.0"
-__all__ = ["Energy", "Run", "Fit", "Compiled", "CompileError", "sample", "start", "load", "compile", "models", "nn",
+__all__ = ["Energy", "Run", "Fit", "Compiled", "CompileError", "sample", "start", "load", "compile", "glm", "models", "nn",
            "targets"]

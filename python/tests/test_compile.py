@@ -83,3 +83,22 @@ def test_compile_error_names_the_users_line():
 def test_which_struct():
     with pytest.raises(ValueError, match="say which struct"):
         ember.compile("struct a {};\nstruct b {};\n")
+
+
+def test_glm_linear_against_its_exact_posterior():
+    # A Gaussian likelihood with known noise and a normal prior: the posterior is Gaussian with
+    # precision X'X/sd^2 + I/s^2, so its mean is known exactly.
+    rng = np.random.default_rng(4)
+    n, sd, s = 200, 0.7, 10.0
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, 2))])
+    y = X @ np.array([0.5, -1.0, 2.0]) + sd * rng.normal(size=n)
+    model = ember.glm.linear(X, y, noise_sd=sd, prior_scale=s)
+    assert model.dim == 3
+    fit = ember.sample(model, chains=8, warmup=1000, draws=1000, seed=3, progress=False)
+    precision = X.T @ X / sd**2 + np.eye(3) / s**2
+    mean = np.linalg.solve(precision, X.T @ y / sd**2)
+    summary = fit.summary()
+    z = (summary["mean"].to_numpy() - mean) / summary["mcse_mean"].to_numpy()
+    assert np.all(np.abs(z) < 5), (summary, mean)
+    with pytest.raises(ValueError, match="y must be a vector of 200 values"):
+        ember.glm.logistic(X, y[:10])

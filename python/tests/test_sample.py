@@ -120,6 +120,26 @@ def test_interrupt_keeps_the_run(eight):
     assert run.fit().draws.shape == (2, 100, 10)
 
 
+def test_ctrl_c_stops_at_a_chunk_boundary(eight):
+    # A real SIGINT's path: the flag Python's handler sets is seen between chunks (the run releases
+    # the GIL, so the timer thread runs meanwhile).
+    import _thread
+    import threading
+
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as e:
+            ember.sample(eight, chains=4, warmup=100, draws=2_000_000, seed=1, progress=False)
+    finally:
+        timer.cancel()
+    run = e.value.run
+    assert 0 < run.transitions < run.total
+    before = run.transitions
+    run.advance(10)
+    assert run.transitions == before + 10
+
+
 def test_target_reference_banana():
     t = ember.targets.banana()
     ref = t.reference()

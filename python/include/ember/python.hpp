@@ -245,12 +245,16 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
   // The model's terms: named, constrained columns (ember::posterior), else the draws as they are.
   auto columns = [&](auto const& r) {
     constexpr int C2 = std::remove_cvref_t<decltype(r)>::dim;
-    std::vector<T> v(std::size_t(C * K * C2));
-    auto const rs = r.samples();
-    for (std::int64_t c = 0; c < C; ++c)
-      for (std::int64_t k = 0; k < K; ++k)
-        for (int d = 0; d < C2; ++d) v[std::size_t((c * K + k) * C2 + d)] = rs.unchecked(k, c, d);
-    out["columns"] = owned_array(std::move(v), {std::size_t(C), std::size_t(K), std::size_t(C2)});
+    if constexpr (is_model<U>) {
+      std::vector<T> v(std::size_t(C * K * C2));
+      auto const rs = r.samples();
+      for (std::int64_t c = 0; c < C; ++c)
+        for (std::int64_t k = 0; k < K; ++k)
+          for (int d = 0; d < C2; ++d) v[std::size_t((c * K + k) * C2 + d)] = rs.unchecked(k, c, d);
+      out["columns"] = owned_array(std::move(v), {std::size_t(C), std::size_t(K), std::size_t(C2)});
+    } else {
+      out["columns"] = out["draws"];  // a plain energy's columns are its draws: the same array
+    }
     nb::list vars;
     for (auto const& var : r.variables()) {
       nb::dict x;
@@ -416,11 +420,8 @@ std::unique_ptr<run_handle> make_run(U const& u, std::string const& sampler, set
 
 }  // namespace detail
 
-/// The energy of a user's struct B for `ember.compile`: a model (B has `params`) becomes
-/// `ember::model<T>(B)`, anything else must be an energy itself. B is made from the data when it
-/// has a constructor taking `data const&`, else default-constructed (and refuses data).
 template <class B, class T>
-auto energy_of(data const& d) {
+auto energy_of_body(data const& d) {
   auto body = [&] {
     if constexpr (std::is_constructible_v<B, data const&>) {
       return B(d);
@@ -442,6 +443,23 @@ auto energy_of(data const& d) {
                   "and a body operator()(M& m)) nor an energy (dim, value_type, value(x), value_and_grad(x, g))");
     static_assert(std::is_same_v<typename B::value_type, T>, "ember.compile: the energy's value_type is not the dtype asked for");
     return body;
+  }
+}
+
+/// The energy of a user's struct B for `ember.compile`: a factory (B has `static make(data
+/// const&)` returning an energy, e.g. a built-in regression on the data), a model (B has
+/// `params`: `ember::model<T>(B)`), or an energy itself. B is made from the data when it has a
+/// constructor taking `data const&`, else default-constructed (and refuses data).
+template <class B, class T>
+auto energy_of(data const& d) {
+  if constexpr (requires { B::make(d); }) {
+    auto e = B::make(d);
+    static_assert(DifferentiableEnergy<decltype(e)>, "ember.compile: B::make(data) must return an energy with a gradient");
+    static_assert(std::is_same_v<typename decltype(e)::value_type, T>,
+                  "ember.compile: B::make(data) returns an energy of another scalar type than the dtype asked for");
+    return e;
+  } else {
+    return energy_of_body<B, T>(d);
   }
 }
 
