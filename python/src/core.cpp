@@ -2,11 +2,9 @@
 // (python/include/ember/python.hpp is the binding layer; python/ember/ the Python side).
 #include <ember/python.hpp>
 #include <ember/targets/banana.hpp>
-#include <ember/targets/eight_schools.hpp>
-#include <ember/targets/neal_funnel.hpp>
-#include <ember/targets/standard_normal.hpp>
 
-void bind_nn(nanobind::module_& m);  // python/src/nn.cpp
+void bind_nn(nanobind::module_& m);       // python/src/nn.cpp
+void bind_targets(nanobind::module_& m);  // python/src/targets.cpp
 
 namespace py = ember::python;
 
@@ -38,15 +36,6 @@ struct eight_schools_model {
   }
 };
 
-template <class Target>
-struct target_factory {
-  static auto make(py::data const& d) {
-    if (!d.names().empty()) throw std::invalid_argument("ember: this target takes no data");
-    return Target{}.energy();
-  }
-  static auto reference() { return Target{}.reference(); }
-};
-
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -68,6 +57,5 @@ NB_MODULE(_core, m) {
     auto const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return nanobind::make_tuple(dt / reps, sink);
   });
-  bind_energy<target_factory<ember::targets::banana<double>>, chees_hmc_sampler, nuts_sampler, mams_sampler,
-              mala_sampler, ula_sampler>(m, "Banana");
+  bind_targets(m);
 }

@@ -188,3 +188,18 @@ def test_ula_needs_step_size():
         ember.sample(t, sampler="ula", progress=False)
     fit = ember.sample(t, sampler="ula", step_size=0.01, chains=4, draws=10, progress=False)
     assert fit.draws.shape == (4, 10, 2)
+
+
+@pytest.mark.parametrize("name", ["standard_normal", "ill_conditioned_gaussian", "neal_funnel_noncentred", "eight_schools"])
+def test_reference_targets(name):
+    # The reported coordinates' means against the targets' references: |z| < 5 with the MCSE from
+    # ArviZ's ESS of each reported column (the reported map may be non-linear: the funnel's x_i).
+    az = pytest.importorskip("arviz")
+    t = getattr(ember.targets, name)()
+    fit = ember.sample(t, sampler="nuts", chains=8, warmup=500, draws=500, seed=4, progress=False)
+    r = t.reported(fit.draws.reshape(-1, t.dim)).reshape(fit.num_chains, fit.num_draws, -1)
+    ref = t.reference()
+    for d in range(r.shape[2]):
+        x = r[..., d]
+        se = math.sqrt(x.var() / float(az.ess(x)) + ref["mean_se"][d] ** 2)
+        assert abs(x.mean() - ref["mean"][d]) < 5 * se, (name, d, x.mean(), ref["mean"][d], se)

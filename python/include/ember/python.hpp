@@ -526,6 +526,26 @@ void bind_energy(nb::module_& m, char const* name) {
           },
           nb::arg("sampler"), nb::arg("path"), nb::arg("chains"), nb::arg("warmup"), nb::arg("thin"),
           nb::arg("step_size") = 0.0, nb::keep_alive<0, 1>());
+  if constexpr (requires { Factory::reported(vec<double, U::dim>{}); }) {
+    cls.def_static(
+        "reported",
+        [](array_f64 x) {
+          if (x.ndim() != 2 || int(x.shape(1)) != U::dim)
+            throw std::invalid_argument("ember: reported takes draws of shape (n, " + std::to_string(U::dim) + ")");
+          std::int64_t const n = std::int64_t(x.shape(0));
+          constexpr int R = decltype(Factory::reported(vec<double, U::dim>{}))::size();
+          auto const rows = std::size_t(n);
+          std::vector<double> out(rows * R);
+          for (std::int64_t i = 0; i < n; ++i) {
+            vec<double, U::dim> p;
+            for (int d = 0; d < U::dim; ++d) p[d] = x.data()[i * U::dim + d];
+            auto const r = Factory::reported(p);
+            for (int d = 0; d < R; ++d) out[std::size_t(i * R + d)] = r[d];
+          }
+          return detail::owned_array(std::move(out), {rows, std::size_t(R)});
+        },
+        nb::arg("x"), "the target's reported coordinates of each draw (what reference() describes)");
+  }
   if constexpr (requires { Factory::reference(); }) {
     cls.def_static("reference", [] {
       auto const r = Factory::reference();
