@@ -113,7 +113,7 @@ class Run:
 
     def fit(self):
         """The draws so far as a `Fit`."""
-        return Fit(self._h.result(), self.energy, self.sampler, self.chains)
+        return Fit(self._h.result(), self.energy, self.sampler)
 
     def save(self, path):
         """A checkpoint: `ember.load(energy, path, ...)` continues the run with the same bits."""
@@ -130,7 +130,9 @@ def _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size):
     if not isinstance(sampler, str) or sampler not in energy.samplers:
         raise ValueError(f"sampler {sampler!r} is not compiled for {energy.name} (it has: {', '.join(energy.samplers)})")
     chains = _count("chains", chains, 1)
-    warmup = _count("warmup", warmup, 0)
+    if sampler == "ula" and warmup not in (None, 0):
+        raise ValueError("sampler 'ula' has no warm-up (it adapts nothing): leave warmup out or pass 0")
+    warmup = _count("warmup", 1000 if warmup is None else warmup, 0)
     draws = _count("draws", draws, 0)
     thin = _count("thin", thin, 1)
     seed = _count("seed", seed, 0)
@@ -156,25 +158,28 @@ def _init_array(init, chains, dim):
     return _checked_array("init", init)
 
 
-def start(energy, sampler="chees_hmc", chains=4, warmup=1000, draws=1000, thin=1, seed=0, step_size=None, init=None):
+def start(energy, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=1, seed=0, step_size=None, init=None):
     """A run at transition 0 (see `sample` for the arguments); `Run.advance` moves it."""
     chains, warmup, draws, thin, seed, step_size = _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size)
     h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, _init_array(init, chains, energy.dim))
     return Run(energy, h, draws, thin)
 
 
-def load(energy, path, sampler="chees_hmc", chains=4, warmup=1000, draws=1000, thin=1, step_size=None):
+def load(energy, path, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=1, step_size=None):
     """The run saved at `path` by `Run.save`, continued; the settings must be the saved run's
     (a checkpoint of another pipeline or energy is refused, naming the difference)."""
     chains, warmup, draws, thin, _, step_size = _settings(energy, sampler, chains, warmup, draws, thin, 0, step_size)
     h = energy._impl.load(sampler, str(path), chains, warmup, thin, step_size)
+    if h.chains != chains or h.warmup != warmup:
+        raise ValueError(f"{path} holds a run of {h.chains} chains with a warm-up of {h.warmup} transitions; "
+                         f"load was asked for {chains} and {warmup}")
     return Run(energy, h, draws, thin)
 
 
-def sample(energy, sampler="chees_hmc", chains=4, warmup=1000, draws=1000, thin=1, seed=0, step_size=None, init=None,
+def sample(energy, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=1, seed=0, step_size=None, init=None,
            progress=None):
-    """Sample `energy` with `chains` chains: `warmup` adaptive transitions, then `draws` × `thin`
-    transitions of which every `thin`-th is kept. Returns a `Fit`.
+    """Sample `energy` with `chains` chains: `warmup` adaptive transitions (default 1000; none for
+    "ula"), then `draws` × `thin` transitions of which every `thin`-th is kept. Returns a `Fit`.
 
     sampler: one of `energy.samplers` ("chees_hmc", the default; "nuts", "mams", "mala"; "ula"
     with `step_size` and no warm-up). seed: the Philox key (same seed, same draws). init: start
@@ -191,4 +196,4 @@ def sample(energy, sampler="chees_hmc", chains=4, warmup=1000, draws=1000, thin=
     except KeyboardInterrupt as e:
         e.run = Run(energy, h, draws, thin)  # the run so far: e.run.advance() continues it, e.run.fit() reads it
         raise
-    return Fit(raw, energy, sampler, chains)
+    return Fit(raw, energy, sampler)

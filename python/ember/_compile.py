@@ -115,6 +115,23 @@ def _nanobind_object(cxx, compiler_line, include_dirs):
     return obj
 
 
+# Bumped whenever the generated glue or the way it is compiled changes (part of the cache key).
+_glue_version = "ember.compile glue 1"
+
+
+def _target_machine(cxx):
+    """What -march=native resolves to here (a cache shared by machines of other CPUs must not serve
+    their modules: their instructions may not exist here)."""
+    import platform
+
+    try:
+        out = subprocess.run([cxx, "-march=native", "-Q", "--help=target"], capture_output=True, text=True).stdout
+        march = [l.split()[-1] for l in out.splitlines() if l.strip().startswith(("-march=", "-mtune="))]
+    except OSError:
+        march = []
+    return platform.machine() + " " + " ".join(march)
+
+
 def _model_name(source, model):
     if model is not None:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_:]*", model):
@@ -149,7 +166,7 @@ class Compiled:
         return f"<ember.Compiled {self.name}: dim {self.dim}, samplers {', '.join(self.samplers)}, {how}>"
 
 
-def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=(), verbose=True):
+def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=(), verbose=True, force=False):
     """Compile `source` (C++ text, or the path of a file) into an extension, once.
 
     The source defines a struct: a model (named parameters in `params` and a body
@@ -158,7 +175,9 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
     `ember::python::data const&`, data given to the compiled model reaches it there
     (`d.vector("y", 8)`, `d.view("X")`, `d.scalar("s")`, `d.integer("K")`). `samplers` are compiled in
     (each costs compile time): any of chees_hmc, nuts, mams, mala, ula. Returns a `Compiled`;
-    raises `CompileError` with the compiler's messages (the model's own file and line numbers)."""
+    raises `CompileError` with the compiler's messages (the model's own file and line numbers).
+    Headers your source includes from your own directories are not part of the cache key: after
+    changing one, pass force=True."""
     path = None
     if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and source.endswith(
             (".cpp", ".hpp", ".h", ".cc", ".cxx")) and os.path.isfile(source)):
@@ -180,14 +199,22 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
     cxx, compiler_line = _compiler()
     import nanobind
 
-    flags = list(flags)
+    flags = shlex.split(flags) if isinstance(flags, str) else list(flags)
+    if path is not None:
+        flags.append(f"-I{os.path.dirname(path)}")  # the file's own #include "..." beside it
     key_text = "\n".join([source, name, ",".join(samplers), dtype, _headers_digest(include_dirs), compiler_line,
-                          " ".join(flags), sys.version, nanobind.__version__, sysconfig.get_config_var("EXT_SUFFIX")])
+                          " ".join(_base_flags(include_dirs) + flags), _target_machine(cxx), _glue_version,
+                          sys.version, nanobind.__version__, sysconfig.get_config_var("EXT_SUFFIX")])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:20]
     module = f"ember_model_{key}"
     cache = os.path.join(_cache_root(), "models")
     os.makedirs(cache, exist_ok=True)
     so = os.path.join(cache, module + sysconfig.get_config_var("EXT_SUFFIX"))
+    if force and os.path.exists(so):
+        if module in sys.modules:
+            raise RuntimeError(f"ember.compile: {name} is already loaded in this process from the cache; "
+                               "an extension cannot be reloaded (start a new process to rebuild it)")
+        os.unlink(so)
     seconds, from_cache = 0.0, os.path.exists(so)
     if not from_cache:
         t0 = time.monotonic()

@@ -22,7 +22,7 @@ class Fit:
         summary with its WARNING lines.
     """
 
-    def __init__(self, raw, energy, sampler, chains):
+    def __init__(self, raw, energy, sampler):
         self.sampler = sampler
         self.energy_name = energy.name
         self.draws = raw["draws"]
@@ -34,6 +34,7 @@ class Fit:
         self.columns = list(raw["column_names"])
         cols = raw["columns"]
         self.posterior, self.posterior_predictive = {}, {}
+        self._plain = not raw["variables"]  # a plain energy: one variable x (chain, draw, dim)
         if raw["variables"]:
             for v in raw["variables"]:
                 a = cols[:, :, v["offset"]:v["offset"] + v["size"]]
@@ -73,7 +74,7 @@ class Fit:
         attrs = {"sampler": self.sampler, "energy": self.energy_name, "inference_library": "ember"}
         for k in ("divergent_transitions", "gradients", "warmup_gradients", "sampling_seconds", "warmup_seconds"):
             attrs[k] = self.stats[k]
-        dims = {"x": ["dim"]} if list(self.posterior) == ["x"] else None
+        dims = {"x": ["dim"]} if self._plain else None
         return az.from_dict(posterior=self.posterior, posterior_predictive=self.posterior_predictive or None,
                             sample_stats=self.sample_stats, dims=dims, attrs=attrs)
 

@@ -39,8 +39,8 @@ def _shape_of(net):
         raise TypeError("ember.nn takes a torch.nn.Sequential of Linear layers and activations, or a compiled network")
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     acts = {type(m).__name__ for m in net if not isinstance(m, torch.nn.Linear)}
-    if len(linears) < 2 or len(acts) != 1 or not all(isinstance(m, torch.nn.Linear) == (i % 2 == 0) for i, m in
-                                                        enumerate(net)):
+    if (len(linears) < 2 or len(acts) != 1 or len(net) != 2 * len(linears) - 1
+            or not all(isinstance(m, torch.nn.Linear) == (i % 2 == 0) for i, m in enumerate(net))):
         raise ValueError("ember.nn needs Linear, activation, Linear, ..., Linear (one kind of activation), got " + str(net))
     act = acts.pop()
     if act not in _ACTIVATIONS:
@@ -84,8 +84,8 @@ class Langevin:
     each call), by ember's fused ULA over SIMD batches of chains and the machine's threads.
 
     net: a torch.nn.Sequential MLP of a compiled shape, or `(shape_key, theta)` with theta a flat
-    float32 array in PyTorch's parameter order. Each call draws fresh noise: its stream is
-    (seed, number of calls so far), so a run of calls is reproducible from the seed."""
+    float32 array in PyTorch's parameter order. Each call draws fresh noise: its stream's key is a
+    hash of (seed, number of calls so far), so a run of calls is reproducible from the seed."""
 
     def __init__(self, net, step_size, noise_scale=1.0, seed=0):
         if not (step_size > 0 and noise_scale > 0):
@@ -119,7 +119,7 @@ class Langevin:
         """`steps` Langevin steps from each row of x; returns the new rows (a torch tensor when x is one)."""
         a, is_torch = _points(x, self.width, "x")
         self._impl.set_parameters(self._theta())
-        seed = (self.seed * 1_000_003 + self.calls) % 2**64
+        seed = int(np.random.SeedSequence([self.seed, self.calls]).generate_state(1, np.uint64)[0])
         self.calls += 1
         out = self._impl.langevin(a, int(steps), self.step_size, self.noise_scale, seed)
         if is_torch:

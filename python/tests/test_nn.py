@@ -128,3 +128,6 @@ def test_torch_tensors():
     assert isinstance(y, torch.Tensor) and y.dtype == torch.float32 and y.shape == (16, 2)
     with pytest.raises(TypeError, match="float32"):
         lv(x.double(), 1)
+    # An activation after the output layer would change the energy: refused, not ignored.
+    with pytest.raises(ValueError, match="Linear, activation"):
+        ember.nn.Langevin(torch.nn.Sequential(*net, torch.nn.SiLU()), step_size=0.01)

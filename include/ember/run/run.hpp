@@ -106,6 +106,13 @@ class run {
     }
     auto const t_begin = t_;
     auto const clock0 = std::chrono::steady_clock::now();
+    // The call's time is added however it ends: a progress hook that throws between chunks (a
+    // Python Ctrl-C) leaves the chunks made so far, and their warm-up seconds, in the run.
+    struct add_seconds {
+      double& s;
+      std::chrono::steady_clock::time_point t0;
+      ~add_seconds() { s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+    } const timing{seconds_, clock0};
     bool printed = false;
     std::int64_t len = 256;
     while (t_ < t_begin + n) {
@@ -154,7 +161,6 @@ class run {
         if (on_progress_) on_progress_(r);
       }
     }
-    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - clock0).count();
   }
 
   /// Transitions made so far (warm-up and burn-in included).

@@ -23,6 +23,8 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -335,16 +337,22 @@ class run_of final : public run_handle {
   }
 
   void advance(std::int64_t n, nb::object progress) override {
+    busy_guard const busy(busy_);
     progress_ = std::move(progress);
     last_ = {};
-    {
-      nb::gil_scoped_release release;
-      run_.advance(n);
-    }
-    progress_ = nb::object();
+    struct reset {  // also when the run stops with an exception (Ctrl-C): no callable kept alive
+      nb::object& p;
+      ~reset() { p = nb::object(); }
+    } const r{progress_};
+    nb::gil_scoped_release release;
+    run_.advance(n);
   }
-  nb::dict result() const override { return detail::result_dict(run_.result(), energy_); }
+  nb::dict result() const override {
+    busy_guard const busy(busy_);
+    return detail::result_dict(run_.result(), energy_);
+  }
   void save(std::string const& path) const override {
+    busy_guard const busy(busy_);
     nb::gil_scoped_release release;
     run_.save(path);
   }
@@ -370,8 +378,19 @@ class run_of final : public run_handle {
       progress_(p.done, p.total, p.warming_up, p.acceptance, p.divergent_transitions);
   }
 
+  // A run is advanced, read or saved by one Python thread at a time: the others are refused (the
+  // GIL is released while it works, so a second thread could otherwise reach it meanwhile).
+  struct busy_guard {
+    std::atomic<bool>& b;
+    explicit busy_guard(std::atomic<bool>& f) : b(f) {
+      if (b.exchange(true)) throw std::runtime_error("ember: this run is in use by another thread (advance, fit or save)");
+    }
+    ~busy_guard() { b = false; }
+  };
+
   U energy_;
   run_type run_;
+  mutable std::atomic<bool> busy_{false};
   nb::object progress_;
   std::chrono::steady_clock::time_point last_{};
 };
@@ -592,11 +611,10 @@ void bind_mlp(nb::module_& m, char const* name) {
               throw std::invalid_argument("ember: the network has " + std::to_string(dst.size()) +
                                           " parameters (W0, b0, W1, b1, ... in PyTorch's order); got an array of " +
                                           std::to_string(theta.size()));
-            for (std::size_t i = 0; i < dst.size(); ++i) {
+            for (std::size_t i = 0; i < dst.size(); ++i)  // all checked before any is written
               if (!std::isfinite(theta.data()[i]))
                 throw std::invalid_argument("ember: parameter " + std::to_string(i) + " of the network is not finite");
-              dst[i] = theta.data()[i];
-            }
+            std::copy_n(theta.data(), dst.size(), dst.begin());
           },
           nb::arg("theta"))
       .def(
