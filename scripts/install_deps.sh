@@ -6,7 +6,9 @@ set -euo pipefail
 # clang and libomp-dev: CI also builds and tests with clang (.ci/run). python3-venv and python3-dev:
 # the tests that compare with NumPy, SciPy and ArviZ run a Python from tools/.venv (made below), and
 # ember's Python package (python/, built by ember's build into build/python) needs Python's headers.
-pkgs=(g++ cmake make libboost-dev libeigen3-dev catch2 librandom123-dev libxsimd-dev clang libomp-dev python3-venv python3-dev)
+# libopenmpi-dev and openmpi-bin: ember::mpi (ember/mpi.hpp) and its tests over 1 to 4 ranks.
+pkgs=(g++ cmake make libboost-dev libeigen3-dev catch2 librandom123-dev libxsimd-dev clang libomp-dev python3-venv python3-dev
+      libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -47,6 +47,7 @@ FLOORS = [  # the first entry that matches a header's path gives its floor
     ("library.hpp", 11),  # everything but a backend
     ("ember.hpp", 12),  # library.hpp and the CPU backends
     ("cuda.cuh", 12),  # the .cu umbrella: library.hpp and backend/cuda.cuh
+    ("mpi.hpp", 12),  # opt-in: ember.hpp and backend::mpi over MPI ranks
 ]
 
 

@@ -103,10 +103,13 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
   std::tuple<typename detail::chain_states_of<A>::type...> chain_states;
   Kernel base;  ///< the pipeline's kernel: the adapters' parameters are applied to it
   std::int64_t length = 0, chains = 0;
+  std::int64_t local = 0;  ///< this process's chains, whose per-chain states it keeps (run/group.hpp)
 
   warmup_state() = default;
-  warmup_state(Kernel const& k, warmup_stage<A...> const& w, std::int64_t chain_count)
-      : warmup_state(k, w, chain_count, std::index_sequence_for<A...>{}) {}
+  /// A warm-up of `chain_count` chains, of which this process keeps the per-chain states of
+  /// `local` (all of them unless the chains are shared out over processes).
+  warmup_state(Kernel const& k, warmup_stage<A...> const& w, std::int64_t chain_count, std::int64_t local_chains = -1)
+      : warmup_state(k, w, chain_count, local_chains < 0 ? chain_count : local_chains, std::index_sequence_for<A...>{}) {}
 
   /// The parameters the adapters' states give now.
   kernel_params<Kernel> params() const {
@@ -154,11 +157,19 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
 
   /// The tuned kernel kept after warm-up.
   Kernel frozen() const {
+    return frozen([](auto mine) { return std::vector(mine.begin(), mine.end()); });
+  }
+  /// The same, with the per-chain states of every process: `gather(span of this process's)`
+  /// returns every chain's, in chain order (run/group.hpp's all_gather).
+  template <class Gather>
+  Kernel frozen(Gather const& gather) const {
     kernel_params<Kernel> p;
     each([&]<std::size_t I>(auto const& a) {
       auto const& s = std::get<I>(states);
       if constexpr (detail::per_chain_adapter<std::remove_cvref_t<decltype(a)>>)
-        a.final(s, std::span<typename std::remove_cvref_t<decltype(a)>::chain_state const>(std::get<I>(chain_states)), p);
+        a.final(s, std::span<typename std::remove_cvref_t<decltype(a)>::chain_state const>(
+                       gather(std::span<typename std::remove_cvref_t<decltype(a)>::chain_state const>(std::get<I>(chain_states)))),
+                p);
       else if constexpr (requires { a.final(s, p); })
         a.final(s, p);
       else
@@ -178,12 +189,18 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
     return n;
   }
 
-  /// Chain c takes chain `donor`'s per-chain adaptation state (a stuck chain's restart).
-  void copy_chain(std::int64_t c, std::int64_t donor) {
+  /// Each (c, donor): this process's chain c (its index here) takes chain `donor`'s per-chain
+  /// adaptation state (donor: a global index into what `gather` returns, as in `frozen`): a stuck
+  /// chain's restart. Collective where the chains are shared out: every process calls it, with
+  /// its own moves or none.
+  template <class Gather>
+  void copy_chains(std::span<std::pair<std::int64_t, std::int64_t> const> moves, Gather const& gather) {
     each([&]<std::size_t I>(auto const&) {
       if constexpr (!std::is_same_v<std::tuple_element_t<I, decltype(chain_states)>, detail::no_chain_states>) {
         auto& v = std::get<I>(chain_states);
-        v[std::size_t(c)] = v[std::size_t(donor)];
+        using V = typename std::remove_cvref_t<decltype(v)>::value_type;
+        auto const all = gather(std::span<V const>(v));
+        for (auto const& [c, donor] : moves) v[std::size_t(c)] = all[std::size_t(donor)];
       }
     });
   }
@@ -205,21 +222,22 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
         if (char const* why = a.refuses(s)) refuse(why);
       if constexpr (!std::is_same_v<std::tuple_element_t<I, decltype(chain_states)>, detail::no_chain_states>) {
         using V = typename std::tuple_element_t<I, decltype(chain_states)>::value_type;
-        std::get<I>(chain_states) = r.template get_vector<V>(std::uint64_t(chains));
+        std::get<I>(chain_states) = r.template get_vector<V>(std::uint64_t(local));
       }
     });
   }
 
  private:
   template <std::size_t... I>
-  warmup_state(Kernel const& k, warmup_stage<A...> const& w, std::int64_t chain_count, std::index_sequence<I...>)
+  warmup_state(Kernel const& k, warmup_stage<A...> const& w, std::int64_t chain_count, std::int64_t local_chains,
+               std::index_sequence<I...>)
       : adapters(w.adapters),
         states(std::get<I>(w.adapters).init(k, warmup_setup{w.n, chain_count, tuned, (detail::harmonic_of<A>() || ...)})...),
-        base(k), length(w.n), chains(chain_count) {
+        base(k), length(w.n), chains(chain_count), local(local_chains) {
     each([&]<std::size_t J>(auto const& a) {
       using adapter = std::remove_cvref_t<decltype(a)>;
       if constexpr (detail::per_chain_adapter<adapter>)
-        std::get<J>(chain_states).assign(std::size_t(chains), a.init_chain(std::get<J>(states)));
+        std::get<J>(chain_states).assign(std::size_t(local), a.init_chain(std::get<J>(states)));
       // The order-free application of parameters and the check that no two adapters write one
       // rest on `tunes`: an adapter that writes a parameter it does not declare is refused here.
       kernel_params<Kernel> p;
@@ -257,17 +275,22 @@ struct warmup_state<Kernel, no_warmup> {
   static constexpr tunable tuned = tunable::nothing;
   Kernel base;
   warmup_state() = default;
-  warmup_state(Kernel const& k, no_warmup const&, std::int64_t) : base(k) {}
+  warmup_state(Kernel const& k, no_warmup const&, std::int64_t, std::int64_t = -1) : base(k) {}
   Kernel kernel_at(std::int64_t) const { return base; }
   template <class V, class Reduce, class Host, class Upload>
   void update(std::int64_t, Kernel const&, mass_windows const&, V const&, Reduce const&, Host&&, Upload&&) {}
   Kernel frozen() const { return base; }
+  template <class Gather>
+  Kernel frozen(Gather const&) const {
+    return base;
+  }
   adapter_notes notes(Kernel const&, bool finished) const {
     adapter_notes n;
     n.finished = finished;
     return n;
   }
-  void copy_chain(std::int64_t, std::int64_t) {}
+  template <class Gather>
+  void copy_chains(std::span<std::pair<std::int64_t, std::int64_t> const>, Gather const&) {}
   void save(detail::byte_writer&) const {}
   template <class Refuse>
   void load(detail::byte_reader&, Refuse&&) {}

@@ -125,6 +125,9 @@ struct cpu_sink {
   T* obs_velocity;
   int lanes = 1;       // chains of the current batch that exist; the last batch may be partial
   typename P::tracked_type const* stats = nullptr;  // the pipeline's tracked statistics
+  // Global index of the arrays' first chain: a chain's stream is its global index c, its place in
+  // these arrays c − first (a process of an MPI run holds a range of the chains, ember/mpi.hpp).
+  std::uint32_t first = 0;
 
   std::int64_t stride() const { return in->stride; }
 
@@ -172,6 +175,7 @@ struct cpu_sink {
 
   template <class State, class S>
   void load(std::uint32_t c, State& s, mask_t<S>& frozen, S& window) {
+    c -= first;
     EMBER_UNROLL
     for (int i = 0; i < State::slots; ++i) s.slot(i) = load_lanes<S>(in->slots.data() + std::int64_t(i) * stride() + c);
     window = load_lanes<S>(in->window.data() + c);
@@ -184,6 +188,7 @@ struct cpu_sink {
   }
   template <class State, class S>
   void store(std::uint32_t c, State const& s, mask_t<S> const& frozen, S const& window, chunk_counts<S> const& n) {
+    c -= first;
     EMBER_UNROLL
     for (int i = 0; i < State::slots; ++i) store_lanes(out->slots.data() + std::int64_t(i) * stride() + c, s.slot(i));
     store_lanes(out->window.data() + c, window);
@@ -209,6 +214,7 @@ struct cpu_sink {
   // Kept step k of the lanes in `which` only (lanes that keep their own steps: fused_lanes.hpp).
   template <class State, class S>
   void keep(std::int64_t k, std::uint32_t c, State const& s, S window, mask_t<S> live, mask_t<S> const& which) {
+    c -= first;
     if constexpr (P::records) {
       T lane[width<S>()];
       bool write[width<S>()];
@@ -258,6 +264,7 @@ struct cpu_sink {
   }
   template <class M>
   void diverged(std::uint32_t c, M const& newly, std::int64_t t) {
+    c -= first;
     if constexpr (std::is_same_v<M, bool>) {
       if (newly) out->diverged_at[c] = t;
     } else {
@@ -270,10 +277,12 @@ struct cpu_sink {
   }
   template <class S, class M>
   void observe(std::uint32_t c, S const& accept_prob, M const&) {
+    c -= first;
     store_lanes(obs_accept + c, accept_prob);
   }
   template <class State, class End>
   void observe_trajectory(std::uint32_t c, State const& start, End const& end) {
+    c -= first;
     for (int d = 0; d < D; ++d) {
       store_lanes(obs_start + std::int64_t(d) * stride() + c, start.x[d]);
       store_lanes(obs_end + std::int64_t(d) * stride() + c, end.x[d]);
@@ -316,7 +325,11 @@ class detail::cpu_storage {
 
   cpu_storage() = default;
   template <class Backend>
-  cpu_storage(Backend const& be, std::int64_t chains) : chains_(chains) {
+  cpu_storage(Backend const& be, std::int64_t chains) : cpu_storage(be, chains, 0) {}
+  /// Chains [first, first + chains) of a run whose chains are shared out over processes
+  /// (ember/mpi.hpp): their streams are their global indices, their arrays this storage's.
+  template <class Backend>
+  cpu_storage(Backend const& be, std::int64_t chains, std::int64_t first) : chains_(chains), first_(first) {
     char const* const who = Simd ? "ember::backend::cpu" : "ember::backend::scalar";
     if (be.threads < 0)
       throw std::invalid_argument(std::string(who) + ": threads must be 0 (automatic) or positive, got " +
@@ -361,11 +374,11 @@ class detail::cpu_storage {
       if constexpr (Simd) {
         for (; c < end; c += W) {
           sink.lanes = int(std::min(W, end - c));
-          fused_init<B>(kernel, detail::load_start<B>(init, c), key, std::uint32_t(c), sink);
+          fused_init<B>(kernel, detail::load_start<B>(init, c - first_), key, std::uint32_t(c), sink);
         }
       } else {
         sink.lanes = 1;
-        for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c), key, std::uint32_t(c), sink);
+        for (; c < end; ++c) fused_init<T>(kernel, detail::load_start<T>(init, c - first_), key, std::uint32_t(c), sink);
       }
     });
   }
@@ -424,8 +437,17 @@ class detail::cpu_storage {
     // Blocks' sums added in block order (fixed for a partition; see the file comment).
     for (std::int64_t b = 0; b < nblocks_; ++b)
       for (std::size_t i = 0; i < stride; ++i) out.track[i] += track[std::size_t(b) * stride + i];
+    block_track_ = std::move(track);
     return out;
   }
+  /// Takes back the last chunk, which succeeded here but not in another process of the run
+  /// (ember/mpi.hpp): the committed arrays become the ones before it again (the other buffer,
+  /// untouched since the chunk began; first states drawn by it stay drawn there).
+  void undo_chunk() { std::swap(a_, b_); }
+  /// The last chunk's tracked sums block by block (blocks × kept steps × P::track_stride), for a
+  /// caller that adds blocks of several processes in one global order (ember/mpi.hpp).
+  std::vector<double> const& block_sums() const { return block_track_; }
+  std::int64_t blocks() const { return nblocks_; }
 
   /// One tile of `reduce`: f over chains [begin, end) into p. Warm-up runs it every transition
   /// over every chain, so it is hot (EMBER_HOT, core/config.hpp).
@@ -438,7 +460,18 @@ class detail::cpu_storage {
   template <class F>
   void reduce(F const& f, double* result) const {
     constexpr int N = F::size;
-    constexpr std::int64_t tile = 256;
+    auto const part = reduce_tiles(f);
+    for (int i = 0; i < N; ++i) result[i] = 0;
+    for (std::size_t t = 0; t < part.size() / N; ++t)
+      for (int i = 0; i < N; ++i) result[i] += part[t * N + i];
+  }
+  /// Chains per tile of `reduce`: a process of an MPI run holds whole tiles (ember/mpi.hpp).
+  static constexpr std::int64_t reduce_tile_chains = 256;
+  /// `reduce`'s sums tile by tile (tiles × F::size), before the tiles are added in order.
+  template <class F>
+  std::vector<double> reduce_tiles(F const& f) const {
+    constexpr int N = F::size;
+    constexpr std::int64_t tile = reduce_tile_chains;
     std::int64_t const tiles = (chains_ + tile - 1) / tile;
     std::vector<double> part(std::size_t(tiles) * N, 0.0);
     auto body = [&](std::int64_t t) {
@@ -450,9 +483,7 @@ class detail::cpu_storage {
       for (std::int64_t t = 0; t < tiles; ++t) body(t);
     else
       run_parallel(tiles, body);
-    for (int i = 0; i < N; ++i) result[i] = 0;
-    for (std::int64_t t = 0; t < tiles; ++t)
-      for (int i = 0; i < N; ++i) result[i] += part[std::size_t(t) * N + i];
+    return part;
   }
 
   /// The per-chain arrays for the reductions of warm-up.
@@ -550,13 +581,15 @@ class detail::cpu_storage {
     run_parallel(nblocks_, threads, [&](std::int64_t b) {
       detail::cpu_sink<P> sink{&a_, &b_, nullptr, chains_, nullptr, 0, 1.0,
                                obs_accept_.data(), obs_start_.data(), obs_end_.data(), obs_velocity_.data()};
-      body(b, block_begin(b), std::min(chains_, block_begin(b + 1)), sink);
+      sink.first = std::uint32_t(first_);
+      body(b, first_ + block_begin(b), first_ + std::min(chains_, block_begin(b + 1)), sink);
     });
   }
   // First chain of block b: the first `extra_` blocks have one batch more.
   std::int64_t block_begin(std::int64_t b) const { return unit_ * (b * per_block_ + std::min(b, extra_)); }
 
-  std::int64_t chains_ = 0, nblocks_ = 0, unit_ = 1, per_block_ = 1, extra_ = 0;
+  std::int64_t chains_ = 0, first_ = 0, nblocks_ = 0, unit_ = 1, per_block_ = 1, extra_ = 0;
+  std::vector<double> block_track_;  // the last chunk's tracked sums per block (block_sums)
   int nthreads_ = 1;
   double serial_transition_s_ = -1;  // one transition of every chain on one thread (see advance); −1: not yet timed
   // The committed arrays are mutable for one reason: a run read before its first chunk draws its

@@ -24,7 +24,11 @@
 #include <ember/io/detail/durable_file.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <type_traits>
 #include <sstream>
 #include <initializer_list>
 #include <iostream>
@@ -37,6 +41,59 @@ namespace ember::benchmark {
 
 /// One generated configuration: its id and the function that measures it.
 using configuration_fn = void (*)(report&, run_axes const&);
+
+/// How the configurations are shared out over processes (ember/mpi.hpp's `mpi::drive`): process
+/// `rank` of `size` runs the chosen configurations rank, rank + size, ... and `gather` hands
+/// process 0 every process's bytes in rank order (empty elsewhere), from which it writes the
+/// JSON lines and the table in configuration order. One process by default.
+struct matrix_share {
+  int rank = 0, size = 1;
+  std::function<std::vector<std::string>(std::string const&)> gather;
+};
+
+namespace detail {
+// A row as bytes and back, for matrix_share::gather: every field, in one order, both ways.
+template <class Io>
+void each_field(configuration_metrics& m, Io&& io) {
+  io(m.impl), io(m.target), io(m.sampler), io(m.precision), io(m.backend), io(m.chains), io(m.warmup), io(m.draws);
+  io(m.seed), io(m.dim), io(m.compile_s), io(m.warmup_s), io(m.sampling_s), io(m.grads_warmup), io(m.grads_sampling);
+  io(m.ess_bulk_x), io(m.ess_bulk_x2), io(m.ess_tail_x), io(m.ess_min), io(m.ess_per_s), io(m.ess_per_grad);
+  io(m.ess_per_s_with_warmup), io(m.ess_per_grad_with_warmup), io(m.grads_to_b2_avg), io(m.grads_to_b2_max);
+  io(m.b2_avg), io(m.b2_max), io(m.divergences), io(m.rhat_max), io(m.acceptance), io(m.target_acceptance);
+  io(m.harmonic_target), io(m.health), io(m.skipped), io(m.threads), io(m.machine), io(m.z_max);
+}
+inline void pack_row(std::string& out, configuration_metrics m) {
+  each_field(m, [&](auto const& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+      std::uint64_t const n = v.size();
+      out.append(reinterpret_cast<char const*>(&n), sizeof n);
+      out += v;
+    } else {
+      out.append(reinterpret_cast<char const*>(&v), sizeof v);
+    }
+  });
+}
+inline configuration_metrics unpack_row(std::string const& in, std::size_t& at) {
+  configuration_metrics m;
+  auto take = [&](void* dst, std::size_t n) {
+    if (at + n > in.size()) throw std::runtime_error("ember benchmark: a process's rows are cut short");
+    std::memcpy(dst, in.data() + at, n);
+    at += n;
+  };
+  each_field(m, [&](auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+      std::uint64_t n = 0;
+      take(&n, sizeof n);
+      if (at + n > in.size()) throw std::runtime_error("ember benchmark: a process's rows are cut short");
+      v.assign(in.data() + at, n);
+      at += n;
+    } else {
+      take(&v, sizeof v);
+    }
+  });
+  return m;
+}
+}  // namespace detail
 
 namespace detail {
 inline std::int64_t positive_integer(std::string const& flag, std::string const& text) {
@@ -130,15 +187,18 @@ struct command_line {
 };
 
 inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget_s, double cuda_budget_s,
-                 std::initializer_list<std::pair<char const*, configuration_fn>> configurations) {
+                 std::initializer_list<std::pair<char const*, configuration_fn>> configurations,
+                 matrix_share const& share = {}) {
+  bool const root = share.rank == 0;
   command_line cl;
   try {
     cl = command_line::parse(argc, argv);
   } catch (std::invalid_argument const& e) {
-    std::cerr << e.what() << "\n";
+    if (root) std::cerr << e.what() << "\n";
     return 2;
   }
   if (cl.help) {
+    if (!root) return 0;
     std::cout << "usage: " << argv[0]
               << " [--chains 64,128] [--warmup 1000] [--draws 1000] [--seed 1] [--replicates 1] [--only TEXT] [--jsonl FILE]"
                  " [--host-cache MIB]\n"
@@ -151,7 +211,7 @@ inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget
   for (auto const& c : configurations)
     if (std::string(c.first).find(cl.only) != std::string::npos) chosen.push_back(c);
   if (chosen.empty()) {
-    std::cerr << "ember benchmark: --only '" << cl.only << "' matches no configuration (--help lists them)\n";
+    if (root) std::cerr << "ember benchmark: --only '" << cl.only << "' matches no configuration (--help lists them)\n";
     return 2;
   }
   // JSON lines for --jsonl are gathered here and the file rewritten after every configuration.
@@ -162,23 +222,38 @@ inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget
     f.write(lines.str());
     f.commit();
   };
-  try {
-    save_lines();  // an unwritable path is refused before any measurement
-  } catch (std::exception const& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  }
+  if (root) try {
+      save_lines();  // an unwritable path is refused before any measurement
+    } catch (std::exception const& e) {
+      std::cerr << e.what() << "\n";
+      if (share.size == 1) return 2;
+      cl.jsonl.clear();  // the other processes are running: finish, and write no file
+    }
   if (cl.host_cache_mib >= 0) set_host_cache_limit(std::size_t(cl.host_cache_mib) << 20);
-  report out(cl.jsonl.empty() ? &std::cout : &lines, times_dir);
+  // Shared out, each process keeps its rows (no JSON) for process 0, which writes them in order.
+  bool const shared = share.size > 1;
+  report out(shared ? nullptr : cl.jsonl.empty() ? &std::cout : &lines, times_dir);
   int failed = 0;
-  for (auto const& [id, f] : chosen) {
+  std::string mine;  // shared: (configuration index, failed, its rows) of this process's configurations
+  for (std::size_t j = 0; j < chosen.size(); ++j) {
+    if (shared && int(j % std::size_t(share.size)) != share.rank) continue;
+    auto const& [id, f] = chosen[j];
+    std::size_t const rows_before = out.rows().size();
     // A configuration that throws (a refusal, a failed allocation) is reported and counted; the
     // rows before and after it are kept.
+    std::int64_t bad = 0;
     try {
       f(out, cl.axes);
     } catch (std::exception const& e) {
       ++failed;
+      bad = 1;
       std::cerr << "ember benchmark: " << id << " failed: " << e.what() << "\n";
+    }
+    if (shared) {
+      std::int64_t const head[3] = {std::int64_t(j), bad, std::int64_t(out.rows().size() - rows_before)};
+      mine.append(reinterpret_cast<char const*>(head), sizeof head);
+      for (std::size_t i = rows_before; i < out.rows().size(); ++i) detail::pack_row(mine, out.rows()[i]);
+      continue;
     }
     try {
       save_lines();
@@ -186,6 +261,37 @@ inline int drive(int argc, char** argv, char const* times_dir, double cpu_budget
       std::cerr << e.what() << "\n";
       return 2;
     }
+  }
+  if (shared) {
+    auto const all = share.gather(mine);
+    if (!root) return 0;
+    // Every configuration's rows, in the order of `chosen`, into a report that writes them.
+    std::vector<std::pair<std::size_t, std::vector<configuration_metrics>>> by_config;
+    failed = 0;
+    for (auto const& blob : all)
+      for (std::size_t at = 0; at < blob.size();) {
+        std::int64_t head[3];
+        if (at + sizeof head > blob.size()) throw std::runtime_error("ember benchmark: a process's rows are cut short");
+        std::memcpy(head, blob.data() + at, sizeof head);
+        at += sizeof head;
+        failed += int(head[1]);
+        std::vector<configuration_metrics> rows;
+        for (std::int64_t i = 0; i < head[2]; ++i) rows.push_back(detail::unpack_row(blob, at));
+        by_config.emplace_back(std::size_t(head[0]), std::move(rows));
+      }
+    std::sort(by_config.begin(), by_config.end(), [](auto const& a, auto const& b) { return a.first < b.first; });
+    report whole(cl.jsonl.empty() ? &std::cout : &lines, times_dir);
+    for (auto& [j, rows] : by_config)
+      for (auto& m : rows) whole.add(std::move(m));
+    try {
+      save_lines();
+    } catch (std::exception const& e) {
+      std::cerr << e.what() << "\n";
+      return 2;
+    }
+    whole.print_table(std::cout, cpu_budget_s, cuda_budget_s);
+    if (failed) std::cerr << "ember benchmark: " << failed << " of " << chosen.size() << " configurations failed\n";
+    return failed ? 1 : 0;
   }
   out.print_table(std::cout, cpu_budget_s, cuda_budget_s);
   if (failed) std::cerr << "ember benchmark: " << failed << " of " << chosen.size() << " configurations failed\n";

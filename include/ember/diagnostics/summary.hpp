@@ -46,6 +46,8 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace ember {
@@ -317,11 +319,20 @@ namespace detail {
 // above 3 and above 3 times the chains' median distance (modes apart along a diagonal are close
 // in each coordinate: a 0.9/0.1 mixture in d = 10 with modes 6 sds apart differs by 1.9 sds per
 // coordinate; for chains that mix the distance is about √(D/ESS per chain), the same for all).
-// Needs 3 chains.
-template <int D, class At>
-void find_chains_apart(summary_table<D>& s, std::vector<std::int64_t> const& live, std::int64_t kept, At const& at) {
-  std::size_t const M = live.size();
-  if (M < 3 || kept < 2) return;
+// Needs 3 chains. Chain c's mean and sd of dimension d over its kept draws (at(k, c, d)), as the test below uses them.
+template <class At>
+std::pair<double, double> chain_mean_sd(At const& at, std::int64_t c, int d, std::int64_t kept) {
+  double m = 0, q = 0;
+  for (std::int64_t k = 0; k < kept; ++k) m += double(at(k, c, d));
+  m /= double(kept);
+  for (std::int64_t k = 0; k < kept; ++k) q += (double(at(k, c, d)) - m) * (double(at(k, c, d)) - m);
+  return {m, std::sqrt(q / double(kept - 1))};
+}
+// The same from each live chain j's mean and sd of dimension d, `moments(j, d)` (ember/mpi.hpp
+// gathers them from the processes that hold the chains).
+template <int D, class Moments>
+void chains_apart_from(summary_table<D>& s, std::size_t M, Moments const& moments) {
+  if (M < 3) return;
   std::vector<std::uint8_t> apart(M, 0);
   std::vector<double> mean(M), sd(M), sorted(M), dist2(M, 0.0), worst(M, 0.0);
   std::vector<int> worst_dim(M, 0);
@@ -332,14 +343,7 @@ void find_chains_apart(summary_table<D>& s, std::vector<std::int64_t> const& liv
     return M % 2 ? sorted[M / 2] : 0.5 * (sorted[M / 2 - 1] + sorted[M / 2]);
   };
   for (int d = 0; d < D; ++d) {
-    for (std::size_t j = 0; j < M; ++j) {
-      double m = 0, q = 0;
-      for (std::int64_t k = 0; k < kept; ++k) m += double(at(k, live[j], d));
-      m /= double(kept);
-      for (std::int64_t k = 0; k < kept; ++k) q += (double(at(k, live[j], d)) - m) * (double(at(k, live[j], d)) - m);
-      mean[j] = m;
-      sd[j] = std::sqrt(q / double(kept - 1));
-    }
+    for (std::size_t j = 0; j < M; ++j) std::tie(mean[j], sd[j]) = moments(j, d);
     double const mid = median(mean), w = median(sd);
     if (!(w > 0)) continue;  // most chains never moved there: the stuck-chain warning says so
     for (std::size_t j = 0; j < M; ++j) {
@@ -368,11 +372,17 @@ void find_chains_apart(summary_table<D>& s, std::vector<std::int64_t> const& liv
   }
   s.chains_apart = std::count(apart.begin(), apart.end(), std::uint8_t(1));
 }
-}  // namespace detail
+template <int D, class At>
+void find_chains_apart(summary_table<D>& s, std::vector<std::int64_t> const& live, std::int64_t kept, At const& at) {
+  std::size_t const M = live.size();
+  if (M < 3 || kept < 2) return;
+  chains_apart_from(s, M, [&](std::size_t j, int d) { return chain_mean_sd(at, live[j], d, kept); });
+}
 
-/// The summary of a run `r` (a `result<T, D>`), from its public accessors.
+// What `summarize` computes without the draws: counts, times, names, warnings of adaptation and
+// the per-chain acceptance; the live chains' indices into `live`.
 template <class R>
-summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
+summary_table<R::dim> summary_head(R const& r, summary_options const& o, std::vector<std::int64_t>& live) {
   constexpr int D = R::dim;
   summary_table<D> s;
   s.chains = r.chains();
@@ -394,24 +404,11 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
   if constexpr (requires { r.variables(); r.column_name(0); })
     if (!r.variables().empty())
       for (int d = 0; d < D; ++d) s.names.push_back(r.column_name(d));
-  auto const draws = r.samples();
-  // Draw k of chain c in dimension d. Every index is in range here: result's view is read through
-  // its pointer in the documented layout (result.hpp), without the index checks of its operator().
-  auto const at = [&draws](std::int64_t k, std::int64_t c, int d) {
-    if constexpr (requires { draws.ptr; draws.chains; })
-      return draws.ptr[(k * D + d) * draws.chains + c];
-    else
-      return draws(k, c, d);
-  };
-  s.from_draws = !draws.empty() && r.kept() > 0;
-  std::vector<std::int64_t> live;
   for (std::int64_t c = 0; c < r.chains(); ++c)
     if (!r.divergent(c)) live.push_back(c);
   auto const M = std::int64_t(live.size());
-  bool const all_live = M == r.chains();
   double const nan = std::numeric_limits<double>::quiet_NaN();
   for (auto& row : s.dims) row = {nan, nan, nan, nan, nan, nan, nan, nan, nan, nan};
-
   if (!o.chain_acceptance.empty() && M > 0) {
     std::vector<double> a;
     for (auto c : live)
@@ -424,6 +421,33 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
       s.chain_acceptance_median = a.size() % 2 ? a[a.size() / 2] : 0.5 * (a[a.size() / 2 - 1] + a[a.size() / 2]);
     }
   }
+  return s;
+}
+// A row of the table from one dimension's diagnostics.
+template <int D>
+typename summary_table<D>::row summary_row(convergence const& c) {
+  return {c.mean, c.sd, c.mcse_mean, c.ess_bulk, c.ess_tail, c.ess_sq, c.ess_mean, c.rhat, c.rhat_bulk, c.rhat_folded};
+}
+}  // namespace detail
+
+/// The summary of a run `r` (a `result<T, D>`), from its public accessors.
+template <class R>
+summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
+  constexpr int D = R::dim;
+  std::vector<std::int64_t> live;
+  summary_table<D> s = detail::summary_head(r, o, live);
+  auto const draws = r.samples();
+  // Draw k of chain c in dimension d. Every index is in range here: result's view is read through
+  // its pointer in the documented layout (result.hpp), without the index checks of its operator().
+  auto const at = [&draws](std::int64_t k, std::int64_t c, int d) {
+    if constexpr (requires { draws.ptr; draws.chains; })
+      return draws.ptr[(k * D + d) * draws.chains + c];
+    else
+      return draws(k, c, d);
+  };
+  s.from_draws = !draws.empty() && r.kept() > 0;
+  auto const M = std::int64_t(live.size());
+  bool const all_live = M == r.chains();
 
   if (s.from_draws) {
     s.draws = M * 2 * (r.kept() / 2);
@@ -444,8 +468,7 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
         else
           c = detail::diagnose([&](std::int64_t j, std::int64_t k) { return at(k, live[std::size_t(j)], d); }, M,
                                r.kept(), w);
-        s.dims[d] = {c.mean,     c.sd,     c.mcse_mean, c.ess_bulk,  c.ess_tail,
-                     c.ess_sq,   c.ess_mean, c.rhat,    c.rhat_bulk, c.rhat_folded};
+        s.dims[d] = detail::summary_row<D>(c);
       }
     }
     detail::find_chains_apart(s, live, r.kept(), at);

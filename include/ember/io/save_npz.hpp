@@ -37,10 +37,12 @@
 
 namespace ember {
 
-/// Writes run `r` to the .npz file `path` (see the table above); `o` is passed to `summarize`,
-/// and its per-chain acceptance, if any, is written too.
-template <class R>
-void save_npz(R const& r, std::string const& path, summary_options const& o = {}) {
+namespace detail {
+// save_npz with the summary given (ember/mpi.hpp's is every rank's chains') and `more(z)` adding
+// arrays of the caller's before the file is closed.
+template <class R, class More>
+void save_npz_with(R const& r, std::string const& path, summary_options const& o, summary_table<R::dim> const& s,
+                   More const& more) {
   constexpr int D = R::dim;
   using T = typename R::value_type;
   std::size_t const C = std::size_t(r.chains()), K = std::size_t(r.kept()), Dz = D;
@@ -154,7 +156,6 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
   for (auto const& st : tr.statistics)  // a user's statistics (pipeline/track.hpp)
     z.add(npz_name(st.name), st.values.data(), std::array<std::size_t, 2>{std::size_t(st.kept()), std::size_t(st.width)});
 
-  auto const s = summarize(r, o);
   auto column = [&](std::string const& name, auto member) {
     std::vector<double> v(Dz);
     for (int d = 0; d < D; ++d) v[std::size_t(d)] = s.dims[d].*member;
@@ -172,7 +173,16 @@ void save_npz(R const& r, std::string const& path, summary_options const& o = {}
   column("rhat_bulk", &row::rhat_bulk);
   column("rhat_folded", &row::rhat_folded);
   z.add_scalar("summary_draws", std::int64_t(s.draws));
+  more(z);
   z.close();
+}
+}  // namespace detail
+
+/// Writes run `r` to the .npz file `path` (see the table above); `o` is passed to `summarize`,
+/// and its per-chain acceptance, if any, is written too.
+template <class R>
+void save_npz(R const& r, std::string const& path, summary_options const& o = {}) {
+  detail::save_npz_with(r, path, o, summarize(r, o), [](npz_writer&) {});
 }
 
 }  // namespace ember

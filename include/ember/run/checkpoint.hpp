@@ -104,7 +104,7 @@ struct run_checkpoint {
     w.put(std::uint32_t(sizeof(T)));
     w.put(std::uint32_t(D));
     w.put(detail::structural_fingerprint<P>(state_type::slots));
-    w.put(self.chains_);
+    w.put(self.range_.total);  // every process's chains: a process's file holds its range of them
     w.put(self.seed_);
     w.put(self.key_);
     w.put(self.t_);
@@ -192,12 +192,12 @@ struct run_checkpoint {
     out.warmup_gradients_ = r.get<std::int64_t>();
     {
       auto const e = r.get_vector<double>();
-      if (!e.empty() && e.size() != std::size_t(opt.chains)) refuse("is corrupt (an energy snapshot of another size)");
+      if (!e.empty() && e.size() != std::size_t(out.chains_)) refuse("is corrupt (an energy snapshot of another size)");
       out.energy_snapshot_ = e;
     }
     {
       auto const n = r.get_vector<T>();
-      if (!n.empty() && n.size() != std::size_t(D) * std::size_t(opt.chains)) refuse("is corrupt (a snapshot of another size)");
+      if (!n.empty() && n.size() != std::size_t(D) * std::size_t(out.chains_)) refuse("is corrupt (a snapshot of another size)");
       out.stuck_snapshot_ = n;
     }
     out.warm_.load(r, refuse);
@@ -219,7 +219,7 @@ struct run_checkpoint {
     a.divergent = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.divergent.size());
     a.truncated = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.truncated.size());
     a.gradients = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.gradients.size());
-    out.samples_ = r.get_vector<T, detail::host_buffer<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(opt.chains) : 0);
+    out.samples_ = r.get_vector<T, detail::host_buffer<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(out.chains_) : 0);
     out.track_ = r.get_vector<double>(std::uint64_t(sch.kept_before(t)) * std::uint64_t(P::track_stride));
     if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");
     check_energy(out, path);

@@ -31,6 +31,7 @@
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
 #include <ember/run/checkpoint.hpp>
+#include <ember/run/group.hpp>
 #include <ember/run/progress.hpp>
 #include <ember/run/stream_key.hpp>
 #include <ember/sample_options.hpp>
@@ -70,14 +71,14 @@ class run {
   using options_type = sample_options<T, D>;
 
   run(P const& pipe, options_type const& opt, Backend const& backend)
-      : pipe_(pipe), backend_(backend), chains_(opt.chains), seed_(opt.seed),
-        key_(detail::stream_key<T, D>(opt.seed, opt.init)), sched_(pipe.make_schedule()), windows_(sched_.warmup),
-        warm_(pipe.kernel, pipe.warmup, opt.chains), kernel_(warm_.frozen()), show_progress_(opt.progress),
-        on_progress_(opt.on_progress) {
+      : pipe_(pipe), backend_(backend), group_(detail::group_of(backend)), range_(group_.partition(opt.chains)),
+        chains_(range_.count), seed_(opt.seed), key_(detail::stream_key<T, D>(opt.seed, opt.init)),
+        sched_(pipe.make_schedule()), windows_(sched_.warmup), warm_(pipe.kernel, pipe.warmup, opt.chains, range_.count),
+        kernel_(warm_.frozen()), show_progress_(opt.progress && group_.rank() == 0), on_progress_(opt.on_progress) {
     validate_start(opt);
     validate_schedule();
     backend_.check(pipe_);
-    storage_ = typename Backend::template storage<P>(backend_, chains_);
+    storage_ = typename Backend::template storage<P>(backend_, opt.chains);
     storage_.init(sched_.warmup > 0 ? warm_.kernel_at(0) : kernel_, key_, opt.init);
   }
 
@@ -136,14 +137,15 @@ class run {
         if (t_ == 1 || (windows_.first > 0 && t_ == windows_.first) || windows_.closes(t_ - 1)) rescue_stuck_chains();
         warmup_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
         if (t_ == sched_.warmup) {
-          detail::reassign(kernel_, warm_.frozen());
+          detail::reassign(kernel_, warm_.frozen(gather_states()));
           kernel_.validate();
           warmup_gradients_ = total_gradients();
         }
       } else {
         if (!measure_pace(ch)) run_chunk(kernel_, ch, std::integral_constant<observe, observe::nothing>{});
         t_ = ch.end;
-        double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+        // Processes sharing the chains (run/group.hpp) agree on the next chunk's length: the slowest's.
+        double const dt = group_.max(std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count());
         // Chunks of about half a second: a progress line twice a second, and chunking's own cost
         // (a load and a store of every chain's state) far below 1 %.
         double const grow = dt > 0 ? 0.5 / dt : 8.0;
@@ -165,7 +167,10 @@ class run {
 
   /// Transitions made so far (warm-up and burn-in included).
   std::int64_t transitions() const { return t_; }
+  /// The chains this process runs (all of them, unless shared out over processes: run/group.hpp).
   std::int64_t chains() const { return chains_; }
+  /// Which of the run's chains those are.
+  chain_range range() const { return range_; }
   ember::schedule const& schedule() const { return sched_; }
   /// Where progress reports go from the next chunk on, and whether the default line is shown
   /// (`sample_options::on_progress` and `progress` at the start; a loaded run has neither until
@@ -297,6 +302,7 @@ class run {
         double const dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
         rate[own] = dt > 0 ? double(total_gradients() - g0) / dt : 0;
       }
+      group_.sum(rate, 2);  // every process's rates: they choose alike
       kernel_.own_pace = rate[1] > rate[0];
       pace_measured_ = true;
       if (pieces[2].begin < pieces[2].end) {
@@ -404,8 +410,8 @@ class run {
             throw std::invalid_argument("ember::sample: start state of chain " + std::to_string(c) +
                                         " is not finite (coordinate " + std::to_string(d) + ")");
     }
-    detail::require_host_memory(state_bytes(opt.chains), "ember::sample",
-                                "the state of " + detail::with_commas((long double)opt.chains) + " chains",
+    detail::require_host_memory(state_bytes(chains_), "ember::sample",
+                                "the state of " + detail::with_commas((long double)chains_) + " chains",
                                 "run fewer chains");
   }
   // Two buffers of state slots, and the per-chain counters and flags.
@@ -422,30 +428,42 @@ class run {
   // stream key, the chain and the transition; its own stream then takes it elsewhere. Warm-up
   // draws are discarded, so the kept draws still come from the tuned kernel; the count is in
   // adapted().restarted_chains and the summary. The first look is after transition 0.
+  // With chains shared out over processes (run/group.hpp), each process looks at its own chains;
+  // the energies and what each chain did are gathered in chain order, so that every process finds
+  // the same bound, the same lists and the same donors, and a donor's state comes from the
+  // gathered states of all chains (gathered only when a chain is restarted).
   void rescue_stuck_chains() {
     auto const& h = storage_.host();
     std::size_t const C = std::size_t(chains_), S = std::size_t(h.stride);
+    std::int64_t const first = range_.first;
 
     // Chains settled far above the others in energy (see high_energy_bound): U more than 20·D
     // above the ⌈C/4⌉-th lowest live chain's, and not fallen by more than 4√D since the last
     // look (a chain still on its way in from a far start is left to come in); looked for from
     // the end of the second metric window on.
     std::vector<double> energy(C, NAN);
-    std::vector<double> live;
     for (std::size_t c = 0; c < C; ++c) {
       if (h.frozen[c]) continue;
       state_type st;
       for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) st.slot(int(i)) = h.slots[i * S + c];
       energy[c] = double(st.energy);
-      live.push_back(std::isnan(energy[c]) ? INFINITY : energy[c]);
     }
-    double const bound = high_energy_bound(live);
     if (stuck_snapshot_.size() != std::size_t(D) * C) {  // the first look: just remember
       stuck_snapshot_.resize(std::size_t(D) * C);
       for (std::size_t d = 0; d < std::size_t(D); ++d)
         std::copy_n(h.slots.begin() + std::ptrdiff_t(d * S), C, stuck_snapshot_.begin() + std::ptrdiff_t(d * C));
       energy_snapshot_ = energy;
       return;
+    }
+    double bound = INFINITY;
+    {
+      // Every process's live chains' energies (a NaN energy as ∞), NaN marking a frozen chain.
+      std::vector<double> mine(C, NAN);
+      for (std::size_t c = 0; c < C; ++c)
+        if (!h.frozen[c]) mine[c] = std::isnan(energy[c]) ? INFINITY : energy[c];
+      std::vector<double> live = group_.all_gather(std::span<double const>(mine));
+      std::erase_if(live, [](double u) { return std::isnan(u); });
+      bound = high_energy_bound(std::move(live));
     }
     // From the second metric window's end on: chains have had the init buffer and a tuned
     // metric to come in.
@@ -455,33 +473,55 @@ class run {
       double const before = energy_snapshot_.size() == C ? energy_snapshot_[c] : INFINITY;
       return !(before - energy[c] > 4 * std::sqrt(double(D)));
     };
-    std::vector<std::uint32_t> moved, still, high;
+    enum : std::uint8_t { is_frozen, is_moved, is_still, is_high };
+    std::vector<std::uint8_t> kind(C, is_frozen);
     for (std::size_t c = 0; c < C; ++c) {
       if (h.frozen[c]) continue;
       bool same = true;
       for (std::size_t d = 0; d < std::size_t(D) && same; ++d)
         same = std::memcmp(&h.slots[d * S + c], &stuck_snapshot_[d * C + c], sizeof(T)) == 0;
-      (same ? still : settled_high(c) ? high : moved).push_back(std::uint32_t(c));
+      kind[c] = same ? is_still : settled_high(c) ? is_high : is_moved;
     }
-    if ((!still.empty() || !high.empty()) && !moved.empty()) {
+    std::vector<std::uint32_t> moved;
+    std::int64_t still = 0, high = 0;
+    {
+      auto const all = group_.all_gather(std::span<std::uint8_t const>(kind));
+      for (std::size_t g = 0; g < all.size(); ++g) {
+        if (all[g] == is_moved) moved.push_back(std::uint32_t(g));
+        still += all[g] == is_still;
+        high += all[g] == is_high;
+      }
+    }
+    if (still + high > 0 && !moved.empty()) {
+      // Every chain's state, chain by chain (slot-major within a chain), in global chain order.
+      std::vector<T> mine(C * state_type::slots);
+      for (std::size_t c = 0; c < C; ++c)
+        for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) mine[c * state_type::slots + i] = h.slots[i * S + c];
+      auto const states = group_.all_gather(std::span<T const>(mine));
+      std::vector<std::pair<std::int64_t, std::int64_t>> moves;  // (this process's chain, global donor)
       auto& a = storage_.host_mutable();
-      for (auto const* group : {&still, &high})
-        for (auto c : *group) {
-          std::uint32_t const donor =
-              moved[detail::mix64(key_ ^ (std::uint64_t(c) << 32) ^ std::uint64_t(t_)) % moved.size()];
-          for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) a.slots[i * S + c] = a.slots[i * S + donor];
-          warm_.copy_chain(c, donor);
-        }
-      restarted_chains_ += std::int64_t(still.size());
-      restarted_high_ += std::int64_t(high.size());
-      for (auto const* group : {&still, &high})
-        for (auto c : *group) energy[c] = INFINITY;  // a restarted chain has a window's grace
+      for (std::size_t c = 0; c < C; ++c) {
+        if (kind[c] != is_still && kind[c] != is_high) continue;
+        std::uint64_t const g = std::uint64_t(first) + c;
+        std::uint32_t const donor = moved[detail::mix64(key_ ^ (g << 32) ^ std::uint64_t(t_)) % moved.size()];
+        for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i)
+          a.slots[i * S + c] = states[std::size_t(donor) * state_type::slots + i];
+        moves.emplace_back(std::int64_t(c), std::int64_t(donor));
+        energy[c] = INFINITY;  // a restarted chain has a window's grace
+      }
+      warm_.copy_chains(std::span<std::pair<std::int64_t, std::int64_t> const>(moves), gather_states());
+      restarted_chains_ += still;
+      restarted_high_ += high;
       storage_.upload();
     }
     auto const& now = storage_.host();
     for (std::size_t d = 0; d < std::size_t(D); ++d)
       std::copy_n(now.slots.begin() + std::ptrdiff_t(d * S), C, stuck_snapshot_.begin() + std::ptrdiff_t(d * C));
     energy_snapshot_ = energy;
+  }
+  // Gathers a per-chain vector of this process into every chain's (run/group.hpp).
+  auto gather_states() const {
+    return [this](auto mine) { return group_.all_gather(mine); };
   }
   // Warm-up's rescue of chains settled far above the others in energy (issue 26). On
   // posteriordb's low_dim_gauss_mix (ordered two-component mixture, 1,000 points) 9 of 16
@@ -512,7 +552,9 @@ class run {
 
   P pipe_;
   Backend backend_;
-  std::int64_t chains_ = 0;
+  decltype(detail::group_of(std::declval<Backend const&>())) group_;
+  chain_range range_;        // this process's chains (all of them for one process)
+  std::int64_t chains_ = 0;  // range_.count
   std::uint64_t seed_ = 0, key_ = 0;
   ember::schedule sched_;
   mass_windows windows_;
