@@ -15,7 +15,7 @@ build=${EMBER_BUILD:-$root/build}
 out=${1:-$root/bench/results/$(date +%F)-mpi.jsonl}
 chains=${2:-4096}
 warmup=${3:-400}
-draws=${4:-400}
+draws=${4:-4000}
 cmake --build "$build" --target ember_mpi_scaling -j2 > /dev/null
 bin=$build/bench/ember_mpi_scaling
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -25,7 +25,7 @@ run() {  # ranks threads
   mpiexec --oversubscribe -n "$1" --bind-to none "$bin" --threads "$2" --chains "$chains" --warmup "$warmup" --draws "$draws" |
     sed "s/}\$/, \"cores\": $cores}/" | tee -a "$out"
 }
-for rep in 1 2; do
+for rep in 1 2 3; do  # interleaved, so that a change in the machine's load falls on both
   run 1 2
   run 2 1
 done
@@ -34,15 +34,16 @@ python3 - "$out" "$cores" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 cores = int(sys.argv[2])
-def pick(r, t, first):
-    got = [x for x in rows if x["ranks"] == r and x["threads"] == t]
-    return got[:2] if first else got[2:]
-print("\nweak scaling: sampling chain-transitions/s, 2 ranks x 1 thread / 1 rank x 2 threads (target >= 0.95)")
+print("\nweak scaling, 2 ranks x 1 thread / 1 rank x 2 threads on the same chains: each interleaved pair's ratio, and the"
+      " median (target >= 0.95 in sampling)")
 targets = sorted({x["target"] for x in rows}, key=[x["target"] for x in rows].index)
+import statistics
 for t in targets:
-    a = [x["sampling_chain_transitions_per_s"] for x in rows if x["target"] == t and x["ranks"] == 2 and x["threads"] == 1]
-    b = [x["sampling_chain_transitions_per_s"] for x in rows if x["target"] == t and x["ranks"] == 1 and x["threads"] == 2]
-    print(f"  {t:26s} " + "  ".join(f"{p / q:.3f}" for p, q in zip(a, b)))
+    for key, label in (("sampling_chain_transitions_per_s", "sampling"), ("warmup_transitions_per_s", "warm-up ")):
+        a = [x[key] for x in rows if x["target"] == t and x["ranks"] == 2 and x["threads"] == 1][:3]
+        b = [x[key] for x in rows if x["target"] == t and x["ranks"] == 1 and x["threads"] == 2][:3]
+        r = [p / q for p, q in zip(a, b)]
+        print(f"  {t:26s} {label}  " + "  ".join(f"{v:.3f}" for v in r) + f"   median {statistics.median(r):.3f}")
 print("\nstrong scaling, 1 thread a rank (ranks > %d cores are oversubscribed): warm-up transitions/s, sampling chain-transitions/s,"
       " collectives and bytes a rank sends per warm-up transition, one collective's latency" % cores)
 for t in targets:
