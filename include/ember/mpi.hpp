@@ -77,7 +77,8 @@ class environment {
  public:
   environment(int& argc, char**& argv) {
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+      throw std::runtime_error("ember::mpi::environment: MPI_Init_thread failed");
   }
   environment(environment const&) = delete;
   environment& operator=(environment const&) = delete;
@@ -167,7 +168,8 @@ class communicator {
           "MPI_Allgatherv");
     return all;
   }
-  /// Every rank's values in rank order, on `root` (empty elsewhere), in pieces of at most 1 GiB,
+  /// Every rank's values in rank order, on `root` (empty elsewhere): collective calls of at most
+  /// 1 GiB from each rank (no point-to-point messages, so nothing to confuse with a program's own),
   /// so any size that fits in root's memory.
   template <class V>
   std::vector<V> gather(std::span<V const> mine, int root) const {
@@ -175,27 +177,35 @@ class communicator {
     std::int64_t const n = std::int64_t(mine.size());
     std::vector<std::int64_t> counts(static_cast<std::size_t>(size()));
     count(sizeof n);
-    check(MPI_Gather(&n, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, root, comm_), "MPI_Gather");
-    constexpr std::int64_t piece = (std::int64_t(1) << 30) / std::int64_t(sizeof(V));
-    if (rank() != root) {
-      count(mine.size() * sizeof(V));
-      for (std::int64_t i = 0; i < n; i += piece)
-        check(MPI_Send(mine.data() + i, int(std::min(piece, n - i) * std::int64_t(sizeof(V))), MPI_BYTE, root, 7, comm_),
-              "MPI_Send");
-      return {};
-    }
-    std::vector<V> all(std::size_t(std::accumulate(counts.begin(), counts.end(), std::int64_t(0))));
-    std::size_t at = 0;
-    for (int r = 0; r < size(); ++r) {
-      if (r == root) {
-        std::copy(mine.begin(), mine.end(), all.begin() + std::ptrdiff_t(at));
-      } else {
-        for (std::int64_t i = 0; i < counts[std::size_t(r)]; i += piece)
-          check(MPI_Recv(all.data() + at + std::size_t(i), int(std::min(piece, counts[std::size_t(r)] - i) * std::int64_t(sizeof(V))),
-                         MPI_BYTE, r, 7, comm_, MPI_STATUS_IGNORE),
-                "MPI_Recv");
+    check(MPI_Allgather(&n, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_), "MPI_Allgather");
+    std::int64_t const piece = (std::int64_t(1) << 30) / std::int64_t(sizeof(V));
+    std::int64_t rounds = 0;
+    for (auto c : counts) rounds = std::max(rounds, (c + piece - 1) / piece);
+    bool const me = rank() == root;
+    std::vector<std::int64_t> at(counts.size() + 1, 0);  // where each rank's values start in `all`
+    for (std::size_t r = 0; r < counts.size(); ++r) at[r + 1] = at[r] + counts[r];
+    std::vector<V> all(me ? std::size_t(at.back()) : 0);
+    std::vector<V> buffer;
+    std::vector<int> bytes(counts.size()), displ(counts.size());
+    for (std::int64_t k = 0; k < rounds; ++k) {
+      // Round k: values [k·piece, (k + 1)·piece) of every rank, received contiguously, then placed.
+      int total = 0;
+      for (std::size_t r = 0; r < counts.size(); ++r) {
+        std::int64_t const from = std::min(counts[r], k * piece), to = std::min(counts[r], (k + 1) * piece);
+        bytes[r] = int((to - from) * std::int64_t(sizeof(V)));
+        displ[r] = total;
+        total += bytes[r];
       }
-      at += std::size_t(counts[std::size_t(r)]);
+      std::int64_t const from = std::min(n, k * piece), to = std::min(n, (k + 1) * piece);
+      if (me) buffer.resize(std::size_t(total) / sizeof(V));
+      count(std::size_t(to - from) * sizeof(V));
+      check(MPI_Gatherv(mine.data() + from, int((to - from) * std::int64_t(sizeof(V))), MPI_BYTE, buffer.data(), bytes.data(),
+                        displ.data(), MPI_BYTE, root, comm_),
+            "MPI_Gatherv");
+      if (!me) continue;
+      for (std::size_t r = 0; r < counts.size(); ++r)
+        std::copy_n(buffer.begin() + displ[r] / int(sizeof(V)), bytes[r] / int(sizeof(V)),
+                    all.begin() + std::ptrdiff_t(at[r] + std::min(counts[r], k * piece)));
     }
     return all;
   }
@@ -206,12 +216,28 @@ class communicator {
     int failed = error.empty() ? INT_MAX : rank();
     allreduce(&failed, 1, MPI_INT, MPI_MIN);
     if (failed == INT_MAX) return {};
+    // Only when something failed: whether every rank did (a refusal they all make alike).
+    int all = error.empty() ? 0 : 1;
+    allreduce(&all, 1, MPI_INT, MPI_MIN);
     std::string what = rank() == failed ? error : std::string();
     std::int64_t n = std::int64_t(what.size());
     check(MPI_Bcast(&n, 1, MPI_INT64_T, failed, comm_), "MPI_Bcast");
     what.resize(std::size_t(n));
     check(MPI_Bcast(what.data(), int(n), MPI_CHAR, failed, comm_), "MPI_Bcast");
+    if (all && size() > 1) return "ember::mpi: on every rank: " + what;
     return "ember::mpi: rank " + std::to_string(failed) + " of " + std::to_string(size()) + " failed: " + what;
+  }
+  /// The group's form (run/group.hpp): `e` is this rank's exception or null.
+  void agree(std::exception_ptr e) const {
+    std::string error;
+    if (e) try {
+        std::rethrow_exception(e);
+      } catch (std::exception const& x) {
+        error = *x.what() ? x.what() : "an exception without a message";
+      } catch (...) {
+        error = "an exception that is not a std::exception";
+      }
+    agree_or_throw(error);
   }
   /// `agree`, throwing the agreed error on every rank.
   void agree_or_throw(std::string const& error) const {
@@ -310,7 +336,9 @@ class mpi_storage {
   mpi_storage() = default;
   mpi_storage(backend::mpi<Inner> const& be, std::int64_t chains) : comm_(be.comm), range_(comm_.partition(chains)) {
     Inner in = be.inner;
-    in.block = ember::mpi::tile;  // blocks are tiles: tracked sums are added in one global order
+    // With tracked statistics, blocks are tiles, so their sums are added in one global order (and
+    // a rank runs at most one thread per tile); draws never depend on blocks.
+    if constexpr (P::track_stride > 0) in.block = ember::mpi::tile;
     // Not collective: it refuses only what every rank refuses alike (its options), so a rank's
     // checkpoint can be loaded without the others (mpi::load agrees afterwards).
     inner_ = inner_type(in, range_.count, range_.first);
@@ -482,6 +510,23 @@ result<T, D> gather(result<T, D> const& mine, communicator const& comm, int root
 /// `result::summary()` over every rank's chains, on every rank: the same table as one process
 /// would print for all chains, bit for bit. Each dimension's draws go to one rank (dimension d
 /// to rank d mod ranks), which computes its row; no rank holds all draws.
+namespace detail {
+// The per-chain acceptance rates of `o` as every chain's: none on any rank (nullopt), each rank's
+// own chains' (gathered) or every chain's on every rank (kept); refused on every rank otherwise.
+// One Allreduce, so that every rank takes the same branch.
+inline std::optional<std::vector<double>> every_chain_rates(summary_options const& o, std::int64_t mine, std::int64_t total,
+                                                            communicator const& comm) {
+  std::size_t const n = o.chain_acceptance.size();
+  std::int64_t said[3] = {n > 0, std::int64_t(n) == mine, std::int64_t(n) == total};
+  comm.sum(said, 3);
+  if (said[0] == 0) return std::nullopt;
+  if (said[1] == comm.size()) return comm.all_gather(o.chain_acceptance);
+  if (said[2] == comm.size()) return std::vector<double>(o.chain_acceptance.begin(), o.chain_acceptance.end());
+  throw std::invalid_argument("ember::mpi: summary_options::chain_acceptance must hold each rank's own chains' rates on "
+                              "every rank, or every chain's on every rank");
+}
+}  // namespace detail
+
 template <class T, int D>
 summary_table<D> summarize(result<T, D> const& mine, communicator const& comm, summary_options o = {}) {
   auto const g = gather(mine, comm);  // everything but the draws
@@ -490,12 +535,12 @@ summary_table<D> summarize(result<T, D> const& mine, communicator const& comm, s
     o.target_acceptance = g.target_acceptance_;
     o.harmonic_target = g.harmonic_target_;
   }
-  if (o.chain_acceptance.empty() && g.kept_transitions_ > 0 && std::int64_t(g.accepted_.size()) == g.chains_) {
+  if (auto given = detail::every_chain_rates(o, mine.chains(), g.chains_, comm)) {  // the caller's
+    rates = std::move(*given);
+    o.chain_acceptance = rates;
+  } else if (g.kept_transitions_ > 0 && std::int64_t(g.accepted_.size()) == g.chains_) {  // as result::summary()
     rates.resize(g.accepted_.size());
     for (std::size_t c = 0; c < rates.size(); ++c) rates[c] = double(g.accepted_[c]) / double(g.kept_transitions_);
-    o.chain_acceptance = rates;
-  } else if (!o.chain_acceptance.empty() && std::int64_t(o.chain_acceptance.size()) == mine.chains()) {
-    rates = comm.all_gather(o.chain_acceptance);  // this rank's chains' rates: every chain's
     o.chain_acceptance = rates;
   }
   if (mine.samples_.empty() || g.kept_ == 0) return ember::summarize(g, o);  // no draws: over final states
@@ -563,22 +608,30 @@ inline std::string rank_path(std::string const& path, int r, int R) {
 /// Writes a run over ranks as .npz (io/save_npz.hpp's arrays). Gathered: rank 0 writes `path`
 /// with every chain. Per rank: each rank writes its own chains to `rank_path(path, r, R)`, with
 /// `chain_offset` (its first chain's global index), `total_chains`, `rank` and `ranks` added, and
-/// the summary arrays (`summary_*`) of every chain, the same in every file (`mpi::summarize`).
-/// The merge: concatenate the per-chain arrays (draws, posterior.*, final_states, divergent,
-/// diverged_at, chain_acceptance) along the chain axis in rank order; every other array is the
-/// run's and the same in each file except seconds (each rank's own); `ember_arviz.load` takes
-/// the list of files and does this. Collective: every rank calls it.
+/// the run's totals (acceptance rate, divergent and truncated transitions, gradients, seconds:
+/// the slowest rank's) and summary arrays (`summary_*`, `mpi::summarize`) of every chain, the
+/// same in every file. The merge: concatenate the per-chain arrays (draws, posterior.*,
+/// final_states, divergent, diverged_at, chain_acceptance) along the chain axis in rank order;
+/// every other array is the run's, the same in each file; `ember_arviz.load` takes the list of
+/// files and does this. Collective: every rank calls it.
 template <class T, int D>
 void save_npz(result<T, D> const& mine, std::string const& path, communicator const& comm,
               npz_layout layout = npz_layout::gathered, summary_options const& o = {}) {
   if (layout == npz_layout::gathered) {
     auto const g = gather(mine, comm, 0);
+    summary_options every = o;
+    std::vector<double> rates;
+    if (auto given = detail::every_chain_rates(o, mine.chains(), g.chains_, comm)) {
+      rates = std::move(*given);
+      every.chain_acceptance = rates;
+    }
     collectively(comm, [&] {
-      if (comm.rank() == 0) ember::save_npz(g, path, o);
+      if (comm.rank() == 0) ember::save_npz(g, path, every);
     });
     return;
   }
   auto const s = summarize(mine, comm, o);
+  auto const totals = gather(mine, comm);  // the run's totals, written in every rank's file
   auto const range = [&] {
     std::int64_t first = 0, n = mine.chains();
     auto const all = comm.all_gather(std::span<std::int64_t const>(&n, 1));
@@ -586,7 +639,7 @@ void save_npz(result<T, D> const& mine, std::string const& path, communicator co
     return chain_range{first, n, std::accumulate(all.begin(), all.end(), std::int64_t(0))};
   }();
   collectively(comm, [&] {
-    ember::detail::save_npz_with(mine, rank_path(path, comm.rank(), comm.size()), o, s, [&](npz_writer& z) {
+    ember::detail::save_npz_with(mine, totals, rank_path(path, comm.rank(), comm.size()), o, s, [&](npz_writer& z) {
       z.add_scalar("chain_offset", std::int64_t(range.first));
       z.add_scalar("total_chains", std::int64_t(range.total));
       z.add_scalar("rank", std::int64_t(comm.rank()));
@@ -595,14 +648,22 @@ void save_npz(result<T, D> const& mine, std::string const& path, communicator co
   });
 }
 
-/// A run's checkpoint over ranks: rank r writes `dir/rank<r>-of-<R>.ckpt` (run::save, atomic),
-/// then, once every rank's file is written, rank 0 writes `dir/manifest` (atomically, last):
-/// the rank count, the chain count, the transition and each rank's file and chain range. A
-/// failure on any rank throws on every rank and leaves the previous manifest, if any, in place.
+/// A rank's checkpoint file of a save at transition t: "rank1-of-4.t1500.ckpt".
+inline std::string checkpoint_file(int r, int R, std::int64_t t) {
+  return "rank" + std::to_string(r) + "-of-" + std::to_string(R) + ".t" + std::to_string(t) + ".ckpt";
+}
+
+/// A run's checkpoint over ranks: rank r writes `dir/rank<r>-of-<R>.t<transition>.ckpt`
+/// (run::save: a temporary file renamed), the ranks agree that every file is written, and only
+/// then rank 0 writes `dir/manifest` (atomically): the rank count, the chain count, the
+/// transition and each rank's file and chain range. After it, each rank removes its files of
+/// earlier saves. A failure on any rank, or a job killed in the middle, throws on every rank or
+/// stops it and leaves the previous manifest and the files it names: `mpi::load` resumes the
+/// previous save. Collective.
 template <class Run>
 void save(Run const& run, std::string const& dir, communicator const& comm) {
   int const r = comm.rank(), R = comm.size();
-  std::string const file = "rank" + std::to_string(r) + "-of-" + std::to_string(R) + ".ckpt";
+  std::string const file = checkpoint_file(r, R, run.transitions());
   collectively(comm, [&] {
     std::filesystem::create_directories(dir);
     run.save((std::filesystem::path(dir) / file).string());
@@ -613,17 +674,25 @@ void save(Run const& run, std::string const& dir, communicator const& comm) {
   collectively(comm, [&] {
     if (r != 0) return;
     std::ostringstream m;
-    m << "ember-mpi-checkpoint 1\nranks " << R << "\nchains " << range.total << "\ntransitions " << run.transitions() << "\n";
+    m << "ember-mpi-checkpoint 2\nranks " << R << "\nchains " << range.total << "\ntransitions " << run.transitions() << "\n";
     for (int q = 0; q < R; ++q)
-      m << "rank " << q << " rank" << q << "-of-" << R << ".ckpt " << all[std::size_t(3 * q)] << " "
+      m << "rank " << q << " " << checkpoint_file(q, R, all[std::size_t(3 * q + 2)]) << " " << all[std::size_t(3 * q)] << " "
         << all[std::size_t(3 * q + 1)] << " " << all[std::size_t(3 * q + 2)] << "\n";
     ember::detail::write_file_atomically((std::filesystem::path(dir) / "manifest").string(), m.str());
   });
+  // The manifest names this save's files: the earlier saves' of this rank can go.
+  std::string const prefix = "rank" + std::to_string(r) + "-of-" + std::to_string(R) + ".t";
+  std::error_code ignored;
+  for (auto const& e : std::filesystem::directory_iterator(dir, ignored)) {
+    std::string const name = e.path().filename().string();
+    if (name != file && name.rfind(prefix, 0) == 0 && name.size() > 5 && name.substr(name.size() - 5) == ".ckpt")
+      std::filesystem::remove(e.path(), ignored);
+  }
 }
 
 /// The run saved by `mpi::save` in `dir`, continued on the same number of ranks (refused, on
 /// every rank with one sentence, for another rank count, a missing or mismatched rank file, or a
-/// manifest that does not match the files).
+/// manifest that does not match the files). Collective.
 template <class P, class Inner>
 auto load(P const& pipe, std::string const& dir, backend::mpi<Inner> const& be) {
   using run_type = ember::run<decltype(as_pipeline(pipe)), backend::mpi<Inner>>;
@@ -631,13 +700,14 @@ auto load(P const& pipe, std::string const& dir, backend::mpi<Inner> const& be) 
   int const r = comm.rank(), R = comm.size();
   std::string const manifest = (std::filesystem::path(dir) / "manifest").string();
   std::int64_t chains = 0, transitions = 0;
+  std::string file;
   collectively(comm, [&] {
     std::ifstream in(manifest);
     if (!in) throw std::runtime_error("ember::mpi::load: " + manifest + " is missing (no checkpoint was finished in " + dir + ")");
     std::string word;
     int version = 0, ranks = 0;
     in >> word >> version;
-    if (word != "ember-mpi-checkpoint" || version != 1) throw std::runtime_error("ember::mpi::load: " + manifest + " is not an ember MPI checkpoint manifest");
+    if (word != "ember-mpi-checkpoint" || version != 2) throw std::runtime_error("ember::mpi::load: " + manifest + " is not an ember MPI checkpoint manifest");
     in >> word >> ranks >> word >> chains >> word >> transitions;
     if (!in) throw std::runtime_error("ember::mpi::load: " + manifest + " is corrupt");
     if (ranks != R)
@@ -646,7 +716,6 @@ auto load(P const& pipe, std::string const& dir, backend::mpi<Inner> const& be) 
                                " ranks (each rank's file holds its own range of the chains)");
     for (int q = 0; q <= r; ++q) {
       int rank = -1;
-      std::string file;
       std::int64_t first = 0, count = 0, t = 0;
       in >> word >> rank >> file >> first >> count >> t;
       if (!in || rank != q) throw std::runtime_error("ember::mpi::load: " + manifest + " is corrupt (rank " + std::to_string(q) + ")");
@@ -655,26 +724,29 @@ auto load(P const& pipe, std::string const& dir, backend::mpi<Inner> const& be) 
         if (first != want.first || count != want.count || t != transitions)
           throw std::runtime_error("ember::mpi::load: " + manifest + " says rank " + std::to_string(r) +
                                    " holds other chains or another transition than this job would (a manifest from another run?)");
-        if (!std::filesystem::exists(std::filesystem::path(dir) / file))
-          throw std::runtime_error("ember::mpi::load: rank " + std::to_string(r) + "'s file " +
-                                   (std::filesystem::path(dir) / file).string() + " is missing");
+        file = (std::filesystem::path(dir) / file).string();
+        if (!std::filesystem::exists(file))
+          throw std::runtime_error("ember::mpi::load: rank " + std::to_string(r) + "'s file " + file + " is missing");
       }
     }
   });
-  std::string const file = (std::filesystem::path(dir) / ("rank" + std::to_string(r) + "-of-" + std::to_string(R) + ".ckpt")).string();
   // run::load on each rank alone (from a checkpoint nothing in it is collective); a bad file
   // throws on its rank, and the ranks agree before anything else is.
   std::string error;
   std::optional<run_type> out;
   try {
     out.emplace(run_type::load(pipe, file, be));
-    if (out->transitions() != transitions || out->range().total != chains)
+    if (out->range().total != chains)
+      throw std::runtime_error("ember::mpi::load: " + file + " holds a run of " + std::to_string(out->range().total) +
+                               " chains but the manifest says " + std::to_string(chains) + " (a file from another run)");
+    if (out->transitions() != transitions)
       throw std::runtime_error("ember::mpi::load: " + file + " is at transition " + std::to_string(out->transitions()) +
                                " but the manifest says " + std::to_string(transitions) + " (a file from another save)");
   } catch (std::exception const& e) {
     error = *e.what() ? e.what() : "an exception without a message";
   }
   comm.agree_or_throw(error);
+  out->rejoin();  // the tuned kernel from every rank's chains
   return std::move(*out);
 }
 

@@ -33,8 +33,8 @@ def merge(paths):
 
     Per-chain arrays (draws, posterior.*, posterior_predictive.*, final_states, divergent,
     diverged_at, chain_acceptance) are concatenated along the chain axis in rank order; every
-    other array is the run's and is taken from rank 0's file (seconds: the longest of the ranks').
-    Refuses files of different runs or a missing rank."""
+    other array is the run's, the same in every file, and is taken from rank 0's. Refuses files
+    of different runs or a missing rank."""
     runs = [dict(np.load(p)) for p in paths]
     if not runs:
         raise ValueError("merge: no files")
@@ -58,8 +58,6 @@ def merge(paths):
         group = key.partition(".")[0]
         if key in PER_CHAIN or (group in GROUPS and "." in key):
             out[key] = np.concatenate([r[key] for r in runs], axis=0)
-        elif key == "seconds":
-            out[key] = max(r[key] for r in runs)
         elif key not in ("rank", "ranks", "chain_offset", "total_chains"):
             out[key] = runs[0][key]
     return out

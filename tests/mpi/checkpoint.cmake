@@ -1,6 +1,6 @@
 # ctest's mpi_checkpoint: per-rank checkpoints through mpi_runs, then the .npz layouts in Python.
 # -DMPIEXEC -DNP_FLAG -DRUNS (mpi_runs) -DDIR (scratch) -DPYTHON -DSOURCE (ember's tree)
-file(REMOVE_RECURSE ${DIR} ${DIR}-failing ${DIR}-later)
+file(REMOVE_RECURSE ${DIR} ${DIR}-later)
 function(step expect)
   execute_process(COMMAND ${MPIEXEC} --oversubscribe ${NP_FLAG} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message("${out}")
@@ -21,7 +21,7 @@ if(NOT rc EQUAL 0)
 endif()
 # A rank file from another save of the run (transition 160) in place of this save's.
 step(0 2 ${RUNS} checkpoint ${DIR}-later save-later)
-file(COPY_FILE ${DIR}-later/rank1-of-2.ckpt ${DIR}/rank1-of-2.ckpt)
+file(COPY_FILE ${DIR}-later/rank1-of-2.t160.ckpt ${DIR}/rank1-of-2.t150.ckpt)
 step(0 2 ${RUNS} refused ${DIR} "is at transition 160 but the manifest says 150")
-file(REMOVE ${DIR}/rank1-of-2.ckpt)
+file(REMOVE ${DIR}/rank1-of-2.t150.ckpt)
 step(0 2 ${RUNS} refused ${DIR} "rank 1's file")

@@ -216,30 +216,38 @@ int checkpoint(std::string const& dir, std::string const& what) {
     auto run = ember::start(pipe, opt, be);
     run.advance(150);  // past warm-up, with draws
     ember::mpi::save(run, dir, world);
-    check(std::filesystem::exists(std::filesystem::path(dir) / "manifest"), "the manifest is written");
-    // A save that fails on one rank (its file's place is taken by a directory) throws on every
-    // rank and leaves the manifest of the save before.
     auto const manifest = std::filesystem::path(dir) / "manifest";
+    check(std::filesystem::exists(manifest), "the manifest is written");
+    // The next save, at 160, fails on the last rank (its file's place is taken by a directory):
+    // it throws on every rank and leaves the save at 150 as it was, manifest and files.
     auto const before = std::filesystem::last_write_time(manifest);
-    std::string const other = dir + "-failing";
-    std::filesystem::create_directories(std::filesystem::path(other) /
-                                        ("rank" + std::to_string(world.size() - 1) + "-of-" + std::to_string(world.size()) + ".ckpt"));
+    run.advance(10);
+    if (world.rank() == 0)
+      std::filesystem::create_directories(std::filesystem::path(dir) /
+                                          ember::mpi::checkpoint_file(world.size() - 1, world.size(), 160));
     world.barrier();
     std::string message;
     try {
-      ember::mpi::save(run, other, world);
+      ember::mpi::save(run, dir, world);
     } catch (std::exception const& e) {
       message = e.what();
     }
-    check(message.find("rank " + std::to_string(world.size() - 1)) != std::string::npos && !std::filesystem::exists(std::filesystem::path(other) / "manifest"),
-          "a save that fails on the last rank throws everywhere and writes no manifest: " + message);
-    check(std::filesystem::last_write_time(manifest) == before, "the earlier manifest is left alone");
+    check(message.find("rank " + std::to_string(world.size() - 1) + " of") != std::string::npos,
+          "a save that fails on the last rank throws on every rank: " + message);
+    bool kept = std::filesystem::last_write_time(manifest) == before;
+    for (int r = 0; r < world.size(); ++r)
+      kept = kept && std::filesystem::exists(std::filesystem::path(dir) / ember::mpi::checkpoint_file(r, world.size(), 150));
+    check(kept, "the save before it, manifest and files, is left whole");
+    if (world.rank() == 0)
+      std::filesystem::remove_all(std::filesystem::path(dir) / ember::mpi::checkpoint_file(world.size() - 1, world.size(), 160));
+    world.barrier();
     return 0;
   }
   // resume: the loaded run, taken to 300, equals the uninterrupted run to 300.
   auto run = ember::mpi::load(pipe, dir, be);
   check(run.transitions() == 150, "the loaded run is at transition 150");
   run.advance(150);
+  double const loaded_step = run.adapted().step_size;
   auto const got = ember::mpi::gather(std::move(run).result(), world, 0);
   auto again = ember::start(pipe, opt, be);
   again.advance(300);
@@ -249,6 +257,8 @@ int checkpoint(std::string const& dir, std::string const& what) {
                               same_bits(got.samples_.data(), want.samples_.data(), got.samples_.size()) &&
                               got.adapted().step_sizes == want.adapted().step_sizes),
         "a run resumed from per-rank files gives the uninterrupted run's draws and step sizes");
+  check(loaded_step == again_r.adapted().step_size,
+        "every rank's resumed kernel has the uninterrupted run's step size (the median over every rank's chains)");
   // Both .npz layouts of the same run, for npz_merge_check.py.
   ember::mpi::save_npz(again_r, dir + "/gathered.npz", world);
   ember::mpi::save_npz(again_r, dir + "/split.npz", world, ember::mpi::npz_layout::per_rank);

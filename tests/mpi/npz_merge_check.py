@@ -1,7 +1,7 @@
 """ctest mpi_checkpoint's last step: a run over 2 ranks saved both ways (ember::mpi::save_npz,
 gathered on rank 0 and one file per rank) reads back as the same run. The per-rank files, merged
-by ember_arviz.merge, hold the gathered file's draws and per-chain arrays exactly, and every
-rank's file holds the whole run's summary (ember::mpi::summarize) equal to the gathered file's
+by ember_arviz.merge, hold the gathered file's draws, per-chain arrays and run totals exactly, and
+every rank's file holds the whole run's summary (ember::mpi::summarize) equal to the gathered file's
 (summarize of the whole result on one rank); ArviZ's ESS of the merged draws is the gathered's.
 
     python npz_merge_check.py gathered.npz split.rank0-of-2.npz split.rank1-of-2.npz
@@ -17,7 +17,8 @@ def main(gathered, *parts):
     g = dict(np.load(gathered))
     m = ember_arviz.merge(list(parts))
     bad = []
-    for key in ("draws", "final_states", "divergent", "diverged_at"):
+    for key in ("draws", "final_states", "divergent", "diverged_at", "acceptance_rate", "divergent_transitions",
+                "truncated_transitions", "gradients", "warmup_gradients", "seconds", "warmup_seconds"):
         if not np.array_equal(g[key], m[key]):
             bad.append(key)
     for key in g:

@@ -38,11 +38,12 @@
 namespace ember {
 
 namespace detail {
-// save_npz with the summary given (ember/mpi.hpp's is every rank's chains') and `more(z)` adding
-// arrays of the caller's before the file is closed.
+// save_npz with the run's totals (acceptance rate, seconds, counts) from `totals` and the summary
+// given (ember/mpi.hpp's: every rank's chains'), and `more(z)` adding arrays of the caller's
+// before the file is closed.
 template <class R, class More>
-void save_npz_with(R const& r, std::string const& path, summary_options const& o, summary_table<R::dim> const& s,
-                   More const& more) {
+void save_npz_with(R const& r, R const& totals, std::string const& path, summary_options const& o,
+                   summary_table<R::dim> const& s, More const& more) {
   constexpr int D = R::dim;
   using T = typename R::value_type;
   std::size_t const C = std::size_t(r.chains()), K = std::size_t(r.kept()), Dz = D;
@@ -127,14 +128,14 @@ void save_npz_with(R const& r, std::string const& path, summary_options const& o
   z.add("diverged_at", at.data(), std::array<std::size_t, 1>{C});
   if (!o.chain_acceptance.empty())
     z.add("chain_acceptance", o.chain_acceptance.data(), std::array<std::size_t, 1>{o.chain_acceptance.size()});
-  z.add_scalar("acceptance_rate", double(r.acceptance_rate()));
-  z.add_scalar("seconds", double(r.seconds()));
-  if constexpr (requires { r.warmup_seconds(); }) z.add_scalar("warmup_seconds", double(r.warmup_seconds()));
-  z.add_scalar("divergent_transitions", std::int64_t(r.divergent_transitions()));
-  if constexpr (requires { r.gradients(); }) {
-    z.add_scalar("truncated_transitions", std::int64_t(r.truncated_transitions()));
-    z.add_scalar("gradients", std::int64_t(r.gradients()));
-    z.add_scalar("warmup_gradients", std::int64_t(r.warmup_gradients()));
+  z.add_scalar("acceptance_rate", double(totals.acceptance_rate()));
+  z.add_scalar("seconds", double(totals.seconds()));
+  if constexpr (requires { totals.warmup_seconds(); }) z.add_scalar("warmup_seconds", double(totals.warmup_seconds()));
+  z.add_scalar("divergent_transitions", std::int64_t(totals.divergent_transitions()));
+  if constexpr (requires { totals.gradients(); }) {
+    z.add_scalar("truncated_transitions", std::int64_t(totals.truncated_transitions()));
+    z.add_scalar("gradients", std::int64_t(totals.gradients()));
+    z.add_scalar("warmup_gradients", std::int64_t(totals.warmup_gradients()));
   }
 
   auto const& tr = r.trace();
@@ -182,7 +183,7 @@ void save_npz_with(R const& r, std::string const& path, summary_options const& o
 /// and its per-chain acceptance, if any, is written too.
 template <class R>
 void save_npz(R const& r, std::string const& path, summary_options const& o = {}) {
-  detail::save_npz_with(r, path, o, summarize(r, o), [](npz_writer&) {});
+  detail::save_npz_with(r, r, path, o, summarize(r, o), [](npz_writer&) {});
 }
 
 }  // namespace ember

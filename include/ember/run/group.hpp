@@ -13,6 +13,7 @@
 /// order, so that every process decides alike and the draws do not depend on the process count.
 
 #include <cstdint>
+#include <exception>
 #include <span>
 #include <vector>
 
@@ -37,7 +38,25 @@ struct one_process {
   std::vector<V> all_gather(std::span<V const> mine) const {
     return {mine.begin(), mine.end()};
   }
+  /// Every process says whether it failed (`e`: its exception, or null); if any did, every
+  /// process throws (one process: `e` itself, rethrown).
+  void agree(std::exception_ptr e) const {
+    if (e) std::rethrow_exception(e);
+  }
 };
+
+namespace detail {
+/// Runs f and returns what it threw (null if nothing), for `group.agree`.
+template <class F>
+std::exception_ptr failure_of(F&& f) {
+  try {
+    f();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+}  // namespace detail
 
 namespace detail {
 /// The group a backend's run is shared out over (one process unless the backend has `group()`).

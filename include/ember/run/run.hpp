@@ -75,7 +75,9 @@ class run {
         chains_(range_.count), seed_(opt.seed), key_(detail::stream_key<T, D>(opt.seed, opt.init)),
         sched_(pipe.make_schedule()), windows_(sched_.warmup), warm_(pipe.kernel, pipe.warmup, opt.chains, range_.count),
         kernel_(warm_.frozen()), show_progress_(opt.progress && group_.rank() == 0), on_progress_(opt.on_progress) {
-    validate_start(opt);
+    // Refusals every process makes alike, and one it may make alone (memory): agreed, so that no
+    // process goes on to a collective call the others never make.
+    group_.agree(detail::failure_of([&] { validate_start(opt); }));
     validate_schedule();
     backend_.check(pipe_);
     storage_ = typename Backend::template storage<P>(backend_, opt.chains);
@@ -92,19 +94,22 @@ class run {
                                   std::to_string(t_) + " done and " + std::to_string(n) + " asked");
     if (sched_.warmup == 0 || t_ >= sched_.warmup) kernel_.validate();
     std::int64_t const kept_after = sched_.kept_before(t_ + n);
-    if (P::records)
-      // The whole run: the chains' two state buffers and the recording.
-      detail::require_host_memory((long double)kept_after * D * chains_ * sizeof(T) + state_bytes(chains_), "ember::sample",
-                                  detail::with_commas((long double)kept_after) + " kept draws x " + std::to_string(D) +
-                                      " dimensions x " + detail::with_commas((long double)chains_) +
-                                      " chains recorded, and the chains' state",
-                                  "thin more, run fewer chains, or track moments instead of recording");
-    if constexpr (P::records) {
-      // Room for the whole advance now, so that no chunk regrows (and copies) the draws; at
-      // least doubling, so that many short advances copy each draw a bounded number of times.
-      std::size_t const need = std::size_t(kept_after) * D * std::size_t(chains_);
-      if (need > samples_.capacity()) samples_.reserve(std::max(need, 2 * samples_.capacity()));
-    }
+    // Memory is a process's own (agreed where the chains are shared out, run/group.hpp).
+    group_.agree(detail::failure_of([&] {
+      if (P::records)
+        // The whole run: the chains' two state buffers and the recording.
+        detail::require_host_memory((long double)kept_after * D * chains_ * sizeof(T) + state_bytes(chains_), "ember::sample",
+                                    detail::with_commas((long double)kept_after) + " kept draws x " + std::to_string(D) +
+                                        " dimensions x " + detail::with_commas((long double)chains_) +
+                                        " chains recorded, and the chains' state",
+                                    "thin more, run fewer chains, or track moments instead of recording");
+      if constexpr (P::records) {
+        // Room for the whole advance now, so that no chunk regrows (and copies) the draws; at
+        // least doubling, so that many short advances copy each draw a bounded number of times.
+        std::size_t const need = std::size_t(kept_after) * D * std::size_t(chains_);
+        if (need > samples_.capacity()) samples_.reserve(std::max(need, 2 * samples_.capacity()));
+      }
+    }));
     auto const t_begin = t_;
     auto const clock0 = std::chrono::steady_clock::now();
     // The call's time is added however it ends: a progress hook that throws between chunks (a
@@ -259,6 +264,13 @@ class run {
     }
     energy_snapshot_.clear();  // warm-up's stuck-chain look compares energies under one energy
     storage_.upload();
+  }
+
+  /// After each process loaded its part of a checkpoint on its own (ember::mpi::load), makes
+  /// again from every process's chains what depends on all of them: the tuned kernel after
+  /// warm-up (step_size(per_chain)'s median step size). Collective; one process's run is unchanged.
+  void rejoin() {
+    if (sched_.warmup > 0 && t_ >= sched_.warmup) detail::reassign(kernel_, warm_.frozen(gather_states()));
   }
 
   /// The draws and diagnostics of the run so far.
@@ -482,30 +494,39 @@ class run {
         same = std::memcmp(&h.slots[d * S + c], &stuck_snapshot_[d * C + c], sizeof(T)) == 0;
       kind[c] = same ? is_still : settled_high(c) ? is_high : is_moved;
     }
+    std::vector<std::uint8_t> const all = group_.all_gather(std::span<std::uint8_t const>(kind));  // every chain's, in order
     std::vector<std::uint32_t> moved;
     std::int64_t still = 0, high = 0;
-    {
-      auto const all = group_.all_gather(std::span<std::uint8_t const>(kind));
-      for (std::size_t g = 0; g < all.size(); ++g) {
-        if (all[g] == is_moved) moved.push_back(std::uint32_t(g));
-        still += all[g] == is_still;
-        high += all[g] == is_high;
-      }
+    for (std::size_t g = 0; g < all.size(); ++g) {
+      if (all[g] == is_moved) moved.push_back(std::uint32_t(g));
+      still += all[g] == is_still;
+      high += all[g] == is_high;
     }
     if (still + high > 0 && !moved.empty()) {
-      // Every chain's state, chain by chain (slot-major within a chain), in global chain order.
-      std::vector<T> mine(C * state_type::slots);
-      for (std::size_t c = 0; c < C; ++c)
-        for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) mine[c * state_type::slots + i] = h.slots[i * S + c];
-      auto const states = group_.all_gather(std::span<T const>(mine));
+      // Each restarted chain's donor, from a hash of the key, its global index and the
+      // transition: the same on every process. The donors' states come from the processes that
+      // hold them, each donor once, in chain order (so in rank order).
+      auto const donor_of = [&](std::uint64_t g) {
+        return moved[detail::mix64(key_ ^ (g << 32) ^ std::uint64_t(t_)) % moved.size()];
+      };
+      std::vector<std::uint32_t> donors;
+      for (std::size_t g = 0; g < all.size(); ++g)
+        if (all[g] == is_still || all[g] == is_high) donors.push_back(donor_of(g));
+      std::sort(donors.begin(), donors.end());
+      donors.erase(std::unique(donors.begin(), donors.end()), donors.end());
+      std::vector<T> held;  // the states of the donors this process holds, slot by slot
+      for (auto d : donors)
+        if (std::int64_t(d) >= first && std::int64_t(d) < first + std::int64_t(C))
+          for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i) held.push_back(h.slots[i * S + (d - std::size_t(first))]);
+      auto const states = group_.all_gather(std::span<T const>(held));
       std::vector<std::pair<std::int64_t, std::int64_t>> moves;  // (this process's chain, global donor)
       auto& a = storage_.host_mutable();
       for (std::size_t c = 0; c < C; ++c) {
         if (kind[c] != is_still && kind[c] != is_high) continue;
-        std::uint64_t const g = std::uint64_t(first) + c;
-        std::uint32_t const donor = moved[detail::mix64(key_ ^ (g << 32) ^ std::uint64_t(t_)) % moved.size()];
+        std::uint32_t const donor = donor_of(std::uint64_t(first) + c);
+        std::size_t const at = std::size_t(std::lower_bound(donors.begin(), donors.end(), donor) - donors.begin());
         for (std::size_t i = 0; i < std::size_t(state_type::slots); ++i)
-          a.slots[i * S + c] = states[std::size_t(donor) * state_type::slots + i];
+          a.slots[i * S + c] = states[at * std::size_t(state_type::slots) + i];
         moves.emplace_back(std::int64_t(c), std::int64_t(donor));
         energy[c] = INFINITY;  // a restarted chain has a window's grace
       }
