@@ -169,8 +169,8 @@ class communicator {
     return all;
   }
   /// Every rank's values in rank order, on `root` (empty elsewhere): collective calls of at most
-  /// 1 GiB from each rank (no point-to-point messages, so nothing to confuse with a program's own),
-  /// so any size that fits in root's memory.
+  /// 1 GiB from all ranks together (no point-to-point messages, so nothing to confuse with a
+  /// program's own; MPI's counts are ints), so any size that fits in root's memory.
   template <class V>
   std::vector<V> gather(std::span<V const> mine, int root) const {
     static_assert(std::is_trivially_copyable_v<V>);
@@ -178,7 +178,7 @@ class communicator {
     std::vector<std::int64_t> counts(static_cast<std::size_t>(size()));
     count(sizeof n);
     check(MPI_Allgather(&n, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_), "MPI_Allgather");
-    std::int64_t const piece = (std::int64_t(1) << 30) / std::int64_t(sizeof(V));
+    std::int64_t const piece = std::max<std::int64_t>(1, (std::int64_t(1) << 30) / std::int64_t(sizeof(V)) / size());
     std::int64_t rounds = 0;
     for (auto c : counts) rounds = std::max(rounds, (c + piece - 1) / piece);
     bool const me = rank() == root;
