@@ -424,17 +424,6 @@ class mpi_storage {
 
 namespace mpi {
 
-namespace detail {
-template <class V>
-std::span<V const> as_span(std::vector<V> const& v) {
-  return {v.data(), v.size()};
-}
-template <class B>
-std::span<typename B::value_type const> as_span(B const& b) {
-  return {b.data(), b.size()};
-}
-}  // namespace detail
-
 /// Every chain's result on every rank, except the draws: chains, final states, divergence, the
 /// per-chain accepted counts and step sizes, and the totals (seconds: the slowest rank's). With
 /// `root` ≥ 0, the draws too, on `root` only (every chain's, in chain order).
@@ -465,10 +454,10 @@ result<T, D> gather(result<T, D> const& mine, communicator const& comm, int root
     dst.resize(v.size());
     std::copy(v.begin(), v.end(), dst.begin());
   };
-  put(g.frozen_, comm.all_gather(detail::as_span(mine.frozen_)));
-  put(g.diverged_at_, comm.all_gather(detail::as_span(mine.diverged_at_)));
-  put(g.accepted_, comm.all_gather(detail::as_span(mine.accepted_)));
-  if (!mine.adapted_.step_sizes.empty()) g.adapted_.step_sizes = comm.all_gather(detail::as_span(mine.adapted_.step_sizes));
+  put(g.frozen_, comm.all_gather(std::span<std::uint8_t const>(mine.frozen_)));
+  put(g.diverged_at_, comm.all_gather(std::span<std::int64_t const>(mine.diverged_at_)));
+  put(g.accepted_, comm.all_gather(std::span<std::int64_t const>(mine.accepted_)));
+  g.adapted_.step_sizes = comm.all_gather(std::span<double const>(mine.adapted_.step_sizes));  // empty unless per chain
   std::int64_t counts[5] = {mine.divergent_chains_, mine.divergent_transitions_, mine.truncated_transitions_, mine.gradients_,
                             mine.warmup_gradients_};
   comm.sum(counts, 5);
