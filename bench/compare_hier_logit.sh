@@ -8,7 +8,7 @@
 # at 4 and 16 chains. Prints every run's JSON line, then ember / NumPyro's better method in ESS per
 # second of sampling and with warm-up (smallest bulk ESS over the 60 parameters).
 #
-# usage: bash bench/compare_hier_logit.sh   (needs bench/.venv-numpyro: see
+# usage: [SEEDS=n] bash bench/compare_hier_logit.sh   (n seeds of ember's reverse-mode runs; needs bench/.venv-numpyro: see
 #        bench/posteriordb/requirements-numpyro.txt for the two lines that make it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +26,7 @@ for chains in 4 16; do
     "${pin[@]}" "$py" bench/peers/hier_logit_numpyro.py "$data" "$chains" "$method" 2>/dev/null | tee -a "$data/numpyro.txt"
   done
 done
-"${pin[@]}" build/bench/ember_hier_logit "$data" 2 | tee "$data/ember.txt"
+"${pin[@]}" build/bench/ember_hier_logit "$data" 2 "${SEEDS:-1}" | tee "$data/ember.txt"
 "$py" - "$data" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -40,6 +40,7 @@ for chains in (4, 16):
     print(f"NumPyro NUTS, {chains} chains, {best['method']}: ESS/s {rate:.0f} (with warm-up {rate_all:.0f})")
     for e in ember:
         if e["chains"] == chains:
-            print(f"  ember chees_hmc, {e['gradient']:8s}: ESS/s {e['ess_per_s']:.0f} (with warm-up {e['ess_per_s_with_warmup']:.0f}): "
+            label = e['gradient'] + (", split rows" if e.get('split_rows') else ", whole rows") + f", seed {e.get('seed', 2026)}"
+            print(f"  ember chees_hmc, {label:32s}: ESS/s {e['ess_per_s']:.0f} (with warm-up {e['ess_per_s_with_warmup']:.0f}): "
                   f"{e['ess_per_s'] / rate:.1f}x ({e['ess_per_s_with_warmup'] / rate_all:.1f}x with warm-up)")
 PY

@@ -341,7 +341,7 @@ class mpi_storage {
     if constexpr (P::track_stride > 0) in.block = ember::mpi::tile;
     // Not collective: it refuses only what every rank refuses alike (its options), so a rank's
     // checkpoint can be loaded without the others (mpi::load agrees afterwards).
-    inner_ = inner_type(in, range_.count, range_.first);
+    inner_ = inner_type(in, range_.count, range_.first, chains);
     // Every rank's tiles, for the reductions' gathers.
     for (int r = 0; r < comm_.size(); ++r) {
       auto const q = ember::mpi::communicator::partition_of(r, comm_.size(), chains);

@@ -90,29 +90,21 @@ EMBER_HD inline void refuse_let_in_rows(bool rows_open) {
   (void)rows_open;
 #endif
 }
-// A GPU team (core/team.hpp) splits a model's work: each member sums its blocks of add_rows' rows,
-// only the first adds the body's other terms, and the team adds up log p and the gradient at the
-// end (the backward pass is linear in the adjoints, so members' partial gradients sum to the
-// whole). Plain float and double only; on the host, and for duals, a team of one.
-EMBER_HD EMBER_INLINE bool leads(team const& t) {
-#if defined(__CUDA_ARCH__)
-  return t.rank == 0;
-#else
-  (void)t;
-  return true;
-#endif
-}
+// A team (core/team.hpp: a GPU's threads, or the host's parts of a split energy) splits a model's
+// work: each member sums its blocks of add_rows' rows, only the first adds the body's other
+// terms, and the members' log p and gradients are added up at the end (the backward pass is
+// linear in the adjoints, so members' partial gradients sum to the whole). Plain float and double
+// and their batches only; for duals, a team of one.
+EMBER_HD EMBER_INLINE bool leads(team const& t) { return t.rank == 0; }
 // Σᵢ row(i) for i in [0, n) in blocks of model_row_block rows, in a fixed order: the one row sum
 // of both contexts (row(i) returns S; in the gradient context it has run the row's backward pass).
 // In a team, member r takes blocks r, r + size, ...
 template <class S, class Row>
 EMBER_HD EMBER_INLINE S sum_rows(std::int64_t n, Row const& row, team const& t) {
-#if defined(__CUDA_ARCH__)
-  std::int64_t const first = std::int64_t(t.rank) * model_row_block, step = std::int64_t(t.size) * model_row_block;
-#else
-  constexpr std::int64_t first = 0, step = model_row_block;
-  (void)t;
+#if !defined(__CUDA_ARCH__)
+  ++host_rows_dealt;  // core/team.hpp
 #endif
+  std::int64_t const first = std::int64_t(t.rank) * model_row_block, step = std::int64_t(t.size) * model_row_block;
   S total = S(0);
   for (std::int64_t i0 = first; i0 < n; i0 += step) {
     std::int64_t const i1 = i0 + model_row_block < n ? i0 + model_row_block : n;
@@ -440,11 +432,48 @@ struct model_energy {
 
   template <class S>
   EMBER_HD S value(vec<S, D> const& x) const {
-    return -detail::model_log_p(ps, body, x);
+#if !defined(__CUDA_ARCH__)
+    if (int const parts = split_parts<S>(); parts > 1)
+      return split<S>(parts, nullptr, [&](vec<S, D>*) { return value(x); }, [&] { return whole_value(x); });
+#endif
+    return whole_value(x);
   }
 
   template <class S>
   EMBER_HD S value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
+#if !defined(__CUDA_ARCH__)
+    if (int const parts = split_parts<S>(); parts > 1)
+      return split<S>(parts, &g, [&](vec<S, D>* gp) { return value_and_grad(x, *gp); },
+                      [&] { return whole_value_and_grad(x, g); });
+#endif
+    return whole_value_and_grad(x, g);
+  }
+
+  /// The body's data views (energy/for_each_view.hpp), for to_device and the host/device checks.
+  template <class F>
+  void for_each_view(F&& f) {
+    ember::for_each_view(body, f);
+  }
+  /// The blocks of rows a team deals out (`add_rows` splits its blocks of
+  /// `detail::model_row_block` rows among a team's members), taken as those of the body's largest
+  /// data view: a body that reads its data without `add_rows` gets a team that repeats its work
+  /// (give it `threads_per_chain = 1`).
+  std::int64_t team_blocks() const { return (dealt_rows() + detail::model_row_block - 1) / detail::model_row_block; }
+  /// The rows of the body's largest data view: the rows `add_rows` deals out.
+  std::int64_t dealt_rows() const {
+    std::int64_t n = 0;
+    // The visitor only reads: no copy of the body (which may hold more than views).
+    ember::for_each_view(const_cast<Body&>(body), [&](auto const& v) { n = v.rows > n ? v.rows : n; });
+    return n;
+  }
+
+ private:
+  template <class S>
+  EMBER_HD S whole_value(vec<S, D> const& x) const {
+    return -detail::model_log_p(ps, body, x);
+  }
+  template <class S>
+  EMBER_HD S whole_value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
     for (int i = 0; i < D; ++i) g[i] = S(0);
     grad_ctx<S, D, P> m{x, g};
     if constexpr (detail::named<P>) {
@@ -457,22 +486,31 @@ struct model_energy {
       for (int i = 0; i < D; ++i) g[i] = team_sum(m.tm, g[i]);
     return -team_sum(m.tm, m.lp);
   }
-
-  /// The body's data views (energy/for_each_view.hpp), for to_device and the host/device checks.
-  template <class F>
-  void for_each_view(F&& f) {
-    ember::for_each_view(body, f);
+#if !defined(__CUDA_ARCH__)
+  // The host parts of a CPU backend's split (core/team.hpp) for this evaluation: 1 unless asked.
+  template <class S>
+  int split_parts() const {
+    return detail::host_split_requested<S>() ? detail::host_row_parts(dealt_rows()) : 1;
   }
-  /// The blocks of rows a GPU team deals out (`add_rows` splits its blocks of
-  /// `detail::model_row_block` rows among a team's members), taken as those of the body's largest
-  /// data view: a body that reads its data without `add_rows` gets a team that repeats its work
-  /// (give it `threads_per_chain = 1`).
-  std::int64_t team_blocks() const {
-    std::int64_t rows = 0;
-    auto copy = body;
-    ember::for_each_view(copy, [&](auto const& v) { rows = v.rows > rows ? v.rows : rows; });
-    return (rows + detail::model_row_block - 1) / detail::model_row_block;
+  // The model as `parts` parts. A body whose parts called no `add_rows` (it reads its data some
+  // other way) would only repeat its work in every part, while part 0 alone adds all of it: the
+  // sum of the parts is then part 0's, the whole model's, bit for bit. Such a model is remembered
+  // (this object, on this thread) and evaluated whole, and split again if it deals rows after all.
+  template <class S, class Split, class Whole>
+  S split(int parts, vec<S, D>* g, Split const& split_fn, Whole const& whole_fn) const {
+    thread_local model_energy const* without_rows = nullptr;
+    if (without_rows == this) {
+      detail::host_rows_dealt = 0;
+      S const u = whole_fn();
+      if (detail::host_rows_dealt == 0) return u;
+      without_rows = nullptr;
+    }
+    bool dealt = true;
+    S const u = detail::split_rows<S, D>(parts, g, split_fn, &dealt);
+    if (!dealt) without_rows = this;
+    return u;
   }
+#endif
 };
 
 /// `model<D>(body)` (float) or `model<D, double>(body)`: the energy −log p of a body that adds

@@ -21,6 +21,7 @@
 #include <ember/backend/detail/lane_check.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/simd.hpp>
+#include <ember/core/team.hpp>
 #include <ember/energy/check_views.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/pipeline/fused_loop.hpp>
@@ -63,13 +64,22 @@ class cpu_storage;
 
 namespace backend {
 
+/// Whether a chain's energy splits its data rows into parts (core/team.hpp), so that a run of few
+/// chains uses every thread: `automatic` splits in runs of fewer than 8 SIMD batches of chains
+/// (64 floats with AVX2, 128 with AVX-512), `never` and `always` say so. Only energies that deal
+/// out rows split (a model's `add_rows`, the regressions), into parts fixed by their rows
+/// (`detail::host_row_parts`), whose sums are added in part order: the draws are the same on any
+/// number of threads, and differ from an unsplit run's in the last bits.
+enum class row_split { automatic, never, always };
+
 /// The CPU backend: SIMD batches of chains. `threads` (0: OpenMP's default) and `block` (chains
 /// per task, 0: automatic) change only speed, never the draws: every chain's stream depends on
-/// its index alone.
+/// its index alone. `split_rows`: above.
 struct cpu {
   static constexpr char const* name = "cpu";
   int threads = 0;
   std::int64_t block = 0;
+  row_split split_rows = row_split::automatic;
 
   template <class P>
   using storage = ember::detail::cpu_storage<P, true>;
@@ -90,6 +100,7 @@ struct scalar {
   static constexpr char const* name = "cpu-scalar";
   int threads = 0;
   std::int64_t block = 0;
+  row_split split_rows = row_split::automatic;
 
   template <class P>
   using storage = ember::detail::cpu_storage<P, false>;
@@ -325,11 +336,12 @@ class detail::cpu_storage {
 
   cpu_storage() = default;
   template <class Backend>
-  cpu_storage(Backend const& be, std::int64_t chains) : cpu_storage(be, chains, 0) {}
-  /// Chains [first, first + chains) of a run whose chains are shared out over processes
+  cpu_storage(Backend const& be, std::int64_t chains) : cpu_storage(be, chains, 0, chains) {}
+  /// Chains [first, first + chains) of a run of `total` chains shared out over processes
   /// (ember/mpi.hpp): their streams are their global indices, their arrays this storage's.
   template <class Backend>
-  cpu_storage(Backend const& be, std::int64_t chains, std::int64_t first) : chains_(chains), first_(first) {
+  cpu_storage(Backend const& be, std::int64_t chains, std::int64_t first, std::int64_t total)
+      : chains_(chains), first_(first) {
     char const* const who = Simd ? "ember::backend::cpu" : "ember::backend::scalar";
     if (be.threads < 0)
       throw std::invalid_argument(std::string(who) + ": threads must be 0 (automatic) or positive, got " +
@@ -353,6 +365,13 @@ class detail::cpu_storage {
       per_block_ = units / nblocks_;
       extra_ = units % nblocks_;
     }
+    if (be.split_rows != backend::row_split::automatic && be.split_rows != backend::row_split::never &&
+        be.split_rows != backend::row_split::always)
+      throw std::invalid_argument(std::string(who) + ": split_rows must be row_split::automatic, never or always, got " +
+                                  std::to_string(int(be.split_rows)));
+    // Rows split by the run's chains (all processes'), never by its threads: the same draws on any.
+    split_ = be.split_rows == backend::row_split::always ||
+             (be.split_rows == backend::row_split::automatic && (total + W - 1) / W < 8);
     // The second buffer is allocated by the first chunk (a run that is only started and read,
     // or loaded from a checkpoint, never needs it).
     a_.allocate(slots, (chains + W - 1) / W * W, chains);
@@ -364,6 +383,7 @@ class detail::cpu_storage {
   /// span that need not outlive this call) at once.
   template <class Init>
   void init(kernel_type const& kernel, std::uint64_t key, Init const& init) {
+    parts_ = split_ ? host_parts(kernel) : 1;
     if (init.empty()) {
       pending_ = std::make_shared<kernel_type const>(kernel);
       key_ = key;
@@ -400,6 +420,7 @@ class detail::cpu_storage {
       }
     }
     if (b_.stride != a_.stride) b_.allocate(slots, a_.stride, chains_);
+    parts_ = split_ ? host_parts(kernel) : 1;
     bool const first = pending_ != nullptr;
     // A thread team costs a fork and a join per chunk, and a warm-up is one chunk per transition:
     // on a loaded machine the join waits for a descheduled thread (64 chains of a 10-d Gaussian:
@@ -576,12 +597,23 @@ class detail::cpu_storage {
   void parallel(F const& body) {
     parallel(nthreads_, body);
   }
+  // With split rows (core/team.hpp) whose parts could keep more of the run's threads busy than its
+  // blocks can, the blocks run one after another on this thread and each energy's parts on the
+  // threads (also in a chunk that `advance` runs alone: a part's work is a data term's rows, at
+  // least 256 of them); otherwise the blocks share `threads` and the parts run on their block's
+  // thread. Both give the same bits.
   template <class F>
   void parallel(int threads, F const& body) {
-    run_parallel(nblocks_, threads, [&](std::int64_t b) {
+    bool const parts_parallel = parts_ > 1 && nblocks_ < std::min(parts_, nthreads_);
+    run_parallel(nblocks_, parts_parallel ? 1 : threads, [&](std::int64_t b) {
       detail::cpu_sink<P> sink{&a_, &b_, nullptr, chains_, nullptr, 0, 1.0,
                                obs_accept_.data(), obs_start_.data(), obs_end_.data(), obs_velocity_.data()};
       sink.first = std::uint32_t(first_);
+      struct request_scope {  // the request holds for this block's work, however it ends
+        detail::row_split_request saved = detail::host_row_split;
+        ~request_scope() { detail::host_row_split = saved; }
+      } scope;
+      detail::host_row_split = {split_, parts_parallel ? nthreads_ : 1};
       body(b, first_ + block_begin(b), first_ + std::min(chains_, block_begin(b + 1)), sink);
     });
   }
@@ -589,6 +621,8 @@ class detail::cpu_storage {
   std::int64_t block_begin(std::int64_t b) const { return unit_ * (b * per_block_ + std::min(b, extra_)); }
 
   std::int64_t chains_ = 0, first_ = 0, nblocks_ = 0, unit_ = 1, per_block_ = 1, extra_ = 0;
+  bool split_ = false;  // energies split their rows (backend::row_split)
+  int parts_ = 1;       // the most parts of the kernel's energies when split (energy/for_each_view.hpp, host_parts)
   std::vector<double> block_track_;  // the last chunk's tracked sums per block (block_sums)
   int nthreads_ = 1;
   double serial_transition_s_ = -1;  // one transition of every chain on one thread (see advance); −1: not yet timed

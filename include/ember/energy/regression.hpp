@@ -127,14 +127,20 @@ struct regression {
   }
   /// The blocks of rows a GPU team deals out (energy/for_each_view.hpp, `team_blocks`).
   std::int64_t team_blocks() const { return (x.rows + block_rows - 1) / block_rows; }
+  /// The rows a team deals out (on the host, core/team.hpp's `host_row_parts`).
+  std::int64_t dealt_rows() const { return x.rows; }
 
   // Both out of line on the host (EMBER_HOT_CALLEE, core/config.hpp): one copy of the data
   // loop per scalar type rather than one per fused loop.
-  // A GPU team (core/team.hpp) shares the rows: each member adds its blocks of rows (for_rows)
-  // to its part, only the first member's part holds the prior, and the team adds the parts up.
-  // A team of one (the host, one thread per chain) is the plain loop over every row in order.
+  // A team (core/team.hpp: a GPU's threads, or the host's parts of a split energy) shares the
+  // rows: each member adds its blocks of rows (for_rows) to its part, only the first member's part
+  // holds the prior, and the parts are added up. A team of one is the plain loop over every row.
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE S value(vec<S, D> const& b) const {
+#if !defined(__CUDA_ARCH__)
+    if (int const parts = detail::host_split_requested<S>() ? detail::host_row_parts(dealt_rows()) : 1; parts > 1)
+      return detail::split_rows<S, D>(parts, nullptr, [&](vec<S, D>*) { return value(b); });
+#endif
     team const t = team_for<S>();
     S u = prior.value(b);
     if (t.rank != 0) u = S(T(0));
@@ -144,6 +150,10 @@ struct regression {
 
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE S value_and_grad(vec<S, D> const& b, vec<S, D>& g) const {
+#if !defined(__CUDA_ARCH__)
+    if (int const parts = detail::host_split_requested<S>() ? detail::host_row_parts(dealt_rows()) : 1; parts > 1)
+      return detail::split_rows<S, D>(parts, &g, [&](vec<S, D>* gp) { return value_and_grad(b, *gp); });
+#endif
     team const t = team_for<S>();
     S u = prior.value_and_grad(b, g);
     if (t.rank != 0) {
