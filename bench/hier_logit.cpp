@@ -5,8 +5,8 @@
 // (a run of fewer than 8 SIMD batches evaluates its model's rows in parts on all threads:
 // core/team.hpp) and with whole rows (`row_split::never`, the baseline in the same run). For 4 and
 // 16 chains: warm-up and sampling seconds apart, the smallest bulk and tail ESS over the 60
-// parameters, ESS per second of sampling, largest R-hat, divergent transitions, and microseconds
-// per gradient of one chain's share of the run (sampling seconds × chains / gradients). JSON lines.
+// parameters, ESS per second of sampling, largest R-hat, divergent transitions, and the wall
+// microseconds of one gradient step of every chain (sampling seconds × chains / gradients). JSON lines.
 //   usage: ember_hier_logit [DATA_DIR [threads [seeds]]]   (DATA_DIR: simulate.py's .npy files, or
 //          "-" for the target's own simulated data, 2,000 rows; seeds: reverse mode's runs repeated
 //          with seeds 2026, 2027, ..., duals once)
@@ -37,7 +37,7 @@ void run(char const* gradient, E const& U, int chains, int threads, bool split, 
   std::printf(
       "{\"gradient\": \"%s\", \"split_rows\": %s, \"seed\": %llu, \"chains\": %d, \"threads\": %d, \"warmup_s\": %.2f, "
       "\"sampling_s\": %.2f, \"min_ess_bulk\": %.0f, \"min_ess_tail\": %.0f, \"ess_per_s\": %.1f, "
-      "\"ess_per_s_with_warmup\": %.1f, \"max_rhat\": %.3f, \"divergent\": %lld, \"us_per_chain_gradient\": %.2f}\n",
+      "\"ess_per_s_with_warmup\": %.1f, \"max_rhat\": %.3f, \"divergent\": %lld, \"us_per_gradient_step\": %.2f}\n",
       gradient, split ? "true" : "false", (unsigned long long)seed, chains, threads, res.warmup_seconds(), res.sampling_seconds(), ess, tail,
       ess / res.sampling_seconds(), ess / res.seconds(), rhat, (long long)res.divergent_transitions(),
       1e6 * res.sampling_seconds() * chains / double(res.gradients()));

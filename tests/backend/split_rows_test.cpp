@@ -125,7 +125,7 @@ TEST_CASE("split rows: a split energy equals the whole one to rounding", "[split
   SECTION("hier_logit (a model: named, constrained parameters, a let, add_rows), double") {
     auto const target = ember::targets::hier_logit<double>::simulated(7, 2000);
     auto const U = target.energy();
-    REQUIRE(ember::detail::host_row_parts(2000) == 4);
+    REQUIRE(ember::detail::host_row_parts(2000) == 2);
     // |U| plus what cancels in it: each of the n rows contributes at most |y η| + softplus(η)
     // (as model_test); the parts regroup the same sums.
     double const tol = 16 * eps * 4.0 * double(target.rows());
@@ -137,7 +137,7 @@ TEST_CASE("split rows: a split energy equals the whole one to rounding", "[split
   SECTION("logistic regression, 5 coefficients, 3,000 rows, double") {
     regression_data<double, 5> const data(3000);
     auto const U = data.energy();
-    REQUIRE(ember::detail::host_row_parts(3000) == 8);
+    REQUIRE(ember::detail::host_row_parts(3000) == 4);
     // Each row contributes softplus(η) − yη with |η| ≤ Σ|βⱼ| ≤ 5 at these points, and xᵢⱼ(σ(η) − y)
     // with |xᵢⱼ| ≤ 1 to the gradient: terms of at most 6.
     double const tol = 16 * eps * 6.0 * 3000;
@@ -147,10 +147,11 @@ TEST_CASE("split rows: a split energy equals the whole one to rounding", "[split
     }
   }
   SECTION("too few rows to split: the energy is evaluated whole") {
-    CHECK(ember::detail::host_row_parts(511) == 1);
-    CHECK(ember::detail::host_row_parts(512) == 2);
+    CHECK(ember::detail::host_row_parts(1023) == 1);
+    CHECK(ember::detail::host_row_parts(1024) == 2);
+    CHECK(ember::detail::host_row_parts(4096) == 8);
     CHECK(ember::detail::host_row_parts(1 << 20) == 8);
-    regression_data<double, 5> const data(300);
+    regression_data<double, 5> const data(1000);
     auto const U = data.energy();
     auto const x = ember_test::test_point<double, 5>(3, -1, 1);
     vec<double, 5> g1, g2;
@@ -171,7 +172,7 @@ TEST_CASE("split rows: a split energy equals the whole one to rounding", "[split
 TEST_CASE("split rows: the same draws on any number of threads, on both CPU backends", "[split_rows]") {
   auto const target = ember::targets::hier_logit<float>::simulated(11, 1200);
   auto const model = target.energy();
-  regression_data<float, 4> const data(1500);
+  regression_data<float, 4> const data(2100);  // four parts: three threads take 2, 1 and 1
   auto const reg = data.energy();
   auto check = [](auto const& pipe, auto make_backend, char const* what) {
     INFO(what);
@@ -237,10 +238,10 @@ struct probe_body {
 }  // namespace
 
 TEST_CASE("split rows: the parts run where the backend says", "[split_rows]") {
-  std::vector<float> ys(600);  // two parts (ember::detail::host_row_parts)
+  std::vector<float> ys(1200);  // two parts (ember::detail::host_row_parts)
   for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = float(i % 7) * 0.1f;
-  ember::dataset<float> const y(ys, 600, 1);
-  REQUIRE(ember::detail::host_row_parts(600) == 2);
+  ember::dataset<float> const y(ys, 1200, 1);
+  REQUIRE(ember::detail::host_row_parts(1200) == 2);
   auto const U = ember::model<1>(probe_body{y.view()});
   auto pipe = ember::mala(U, {.step_size = 0.05}) | ember::record();
   auto run = [&](std::int64_t chains, ember::backend::cpu be) {
@@ -319,7 +320,7 @@ TEST_CASE("split rows: a run split over threads samples the exact posterior", "[
   for (std::int64_t i = 0; i < n; ++i) sum += ys[std::size_t(i)] = 1.5 + std::sin(0.37 * double(i));
   ember::dataset<double> const y(std::move(ys), n, 1);
   auto const U = ember::model<1, double>(normal_mean_body{y.view()});
-  REQUIRE(ember::detail::host_row_parts(n) == 4);
+  REQUIRE(ember::detail::host_row_parts(n) == 2);
   double const precision = double(n) + 0.01, mean = sum / precision, var = 1 / precision;
   // 4 chains: one batch, its gradients' parts on both threads.
   auto const r = ember::sample(ember::chees_hmc(U, {.warmup = 500}) | ember::record(),
@@ -355,7 +356,7 @@ TEST_CASE("split rows: energies that deal no rows keep the blocks on the threads
 }
 
 namespace {
-// A model that reads its 1,024 rows in a loop of its own, without add_rows: splitting it would
+// A model that reads its rows in a loop of its own, without add_rows: splitting it would
 // only repeat its work in every part. It notes the largest team it was evaluated in.
 std::atomic<int> largest_team{0};
 struct loop_body {
@@ -375,9 +376,9 @@ struct loop_body {
 }  // namespace
 
 TEST_CASE("split rows: a model that deals no rows is evaluated whole, with the same bits", "[split_rows]") {
-  std::vector<double> ys(1024);
+  std::vector<double> ys(2048);
   for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = std::cos(0.1 * double(i));
-  ember::dataset<double> const y(std::move(ys), 1024, 1);
+  ember::dataset<double> const y(std::move(ys), 2048, 1);
   auto const U = ember::model<1, double>(loop_body{y.view()});
   REQUIRE(ember::host_parts(U) == 4);  // from its largest view: it might deal them
   vec<double, 1> const x{0.3};

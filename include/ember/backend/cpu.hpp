@@ -600,7 +600,7 @@ class detail::cpu_storage {
   // With split rows (core/team.hpp) whose parts could keep more of the run's threads busy than its
   // blocks can, the blocks run one after another on this thread and each energy's parts on the
   // threads (also in a chunk that `advance` runs alone: a part's work is a data term's rows, at
-  // least 256 of them); otherwise the blocks share `threads` and the parts run on their block's
+  // least 512 of them); otherwise the blocks share `threads` and the parts run on their block's
   // thread. Both give the same bits.
   template <class F>
   void parallel(int threads, F const& body) {

@@ -133,14 +133,16 @@ inline int auto_team_size(std::int64_t chains, std::int64_t blocks) {
   return w;
 }
 /// The parts a row-dealing energy of `rows` data rows is split into on the host when a CPU backend
-/// asks (`host_row_split`): the largest power of two up to 8 that leaves each part at least 256
+/// asks (`host_row_split`): the largest power of two up to 8 that leaves each part at least 512
 /// rows. A function of the data only. Each part repeats the energy's other work (priors, a
-/// model's lets: about 1 µs for the 60-parameter hier_logit), so parts are not made smaller:
-/// hier_logit's batch gradient (2,000 rows) on this machine's two cores took 47-53 µs whole,
-/// 26-30 µs in 2 or 4 parts on 2 threads and 34 µs in 8 (bench/results/2026-11-29-split-rows.md).
+/// model's lets, its constraints: about 1 µs for the 60-parameter hier_logit), so parts are not
+/// made smaller: hier_logit (2,000 rows) sampled at 4 chains on this machine's two cores took
+/// 27-34 µs a gradient step in 2 parts, 32-43 µs in 4 and 48-51 µs whole, and at 16 chains (two
+/// batches, both threads busy) about what it took whole in 2 parts and up to 20 % more in 4
+/// (bench/results/2026-11-29-split-rows.md).
 inline int host_row_parts(std::int64_t rows) {
   int p = 1;
-  while (p < 8 && rows / (2 * p) >= 256) p *= 2;
+  while (p < 8 && rows / (2 * p) >= 512) p *= 2;
   return p;
 }
 
