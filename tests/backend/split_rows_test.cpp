@@ -5,9 +5,10 @@
 //    model (hier_logit, named constrained parameters, lets) and a regression, one chain and a batch;
 //  - the draws are the same bits on 1, 2 and 3 threads, on both CPU backends, and the same for
 //    `automatic` and `always` in a run of few chains;
-//  - the parts run where the backend says: on 2 threads at 4 chains, on its block's thread only
-//    when the run has as many blocks as threads, not at all with `never` or with many chains;
-//  - an exception of one part reaches the caller after the others ended.
+//  - the parts run where the backend says: on 2 threads at 4 chains, on their block's thread when
+//    the run's blocks are at least min(parts, threads), not at all with `never` or many chains;
+//  - an exception of a part reaches the caller after the others ended, the lowest part's;
+//  - a model that deals no rows is evaluated whole after one split call, and split again once it does.
 #include <ember/ember.hpp>
 #include <ember/targets/hier_logit.hpp>
 
@@ -275,7 +276,8 @@ struct throwing_body {
   void operator()(M& m) const {
     m.add(ember::normal_lpdf(m[0], 0.0, 1.0));
     m.add_rows(y.rows, [&](std::int64_t i) {
-      if (i == 700) throw std::runtime_error("row 700 cannot be evaluated");
+      if (i == 10) throw std::runtime_error("row 10 cannot be evaluated");    // part 0
+      if (i == 700) throw std::runtime_error("row 700 cannot be evaluated");  // part 1
       return ember::normal_lpdf(y.data[i], m[0], 1.0);
     });
   }
@@ -291,9 +293,11 @@ TEST_CASE("split rows: an exception of one part reaches the caller", "[split_row
   auto const U = ember::model<1>(throwing_body{y.view()});
   vec<float, 1> x{0.25f}, g;
   split_scope s(true, 2);
-  CHECK_THROWS_WITH(U.value_and_grad(x, g), "row 700 cannot be evaluated");
-  CHECK(ember::this_team().size == 1);
-  CHECK_THROWS_WITH(U.value(x), "row 700 cannot be evaluated");
+  for (int k = 0; k < 4; ++k) {  // both parts throw; the one rethrown never depends on which ended first
+    CHECK_THROWS_WITH(U.value_and_grad(x, g), "row 10 cannot be evaluated");
+    CHECK(ember::this_team().size == 1);
+  }
+  CHECK_THROWS_WITH(U.value(x), "row 10 cannot be evaluated");
   CHECK(ember::this_team().size == 1);
 }
 
@@ -359,6 +363,7 @@ namespace {
 // A model that reads its rows in a loop of its own, without add_rows: splitting it would
 // only repeat its work in every part. It notes the largest team it was evaluated in.
 std::atomic<int> largest_team{0};
+std::atomic<bool> loop_body_deals_rows{false};
 struct loop_body {
   ember::data_view<double> y;
   template <class M>
@@ -366,7 +371,10 @@ struct loop_body {
     for (int t = largest_team.load(); t < ember::this_team().size && !largest_team.compare_exchange_weak(t, ember::this_team().size);) {
     }
     m.add(ember::normal_lpdf(m[0], 0.0, 10.0));
-    for (std::int64_t i = 0; i < y.rows; ++i) m.add(ember::normal_lpdf(y.data[i], m[0], 1.0));
+    if (loop_body_deals_rows)
+      m.add_rows(y.rows, [&](std::int64_t i) { return ember::normal_lpdf(y.data[i], m[0], 1.0); });
+    else
+      for (std::int64_t i = 0; i < y.rows; ++i) m.add(ember::normal_lpdf(y.data[i], m[0], 1.0));
   }
   template <class F>
   void for_each_view(F&& f) {
@@ -396,4 +404,12 @@ TEST_CASE("split rows: a model that deals no rows is evaluated whole, with the s
     CHECK(u == u_whole);
     CHECK(g[0] == g_whole[0]);
   }
+  // The same object now deals its rows: its whole evaluation sees add_rows and it is split again.
+  loop_body_deals_rows = true;
+  for (int k = 0; k < 2; ++k) {
+    largest_team = 0;
+    (void)U.value_and_grad(x, g);
+    CHECK(largest_team == 4);
+  }
+  loop_body_deals_rows = false;
 }

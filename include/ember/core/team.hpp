@@ -137,8 +137,8 @@ inline int auto_team_size(std::int64_t chains, std::int64_t blocks) {
 /// rows. A function of the data only. Each part repeats the energy's other work (priors, a
 /// model's lets, its constraints: about 1 µs for the 60-parameter hier_logit), so parts are not
 /// made smaller: hier_logit (2,000 rows) sampled at 4 chains on this machine's two cores took
-/// 27-34 µs a gradient step in 2 parts, 32-43 µs in 4 and 48-51 µs whole, and at 16 chains (two
-/// batches, both threads busy) about what it took whole in 2 parts and up to 20 % more in 4
+/// 27-34 µs a gradient step in 2 parts, 32-43 µs in 4 and 48-50 µs whole, and at 16 chains (two
+/// batches, both threads busy with AVX2) about what it took whole in 2 parts and about 10 % more in 4
 /// (bench/results/2026-11-29-split-rows.md).
 inline int host_row_parts(std::int64_t rows) {
   int p = 1;
