@@ -34,9 +34,13 @@ namespace {
 using ember::vec;
 
 // The request a CPU backend makes of the energies on its thread, for one scope of a test.
+void run_parts_omp(int parts, int threads, void* ctx, void (*one)(void*, int)) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int p = 0; p < parts; ++p) one(ctx, p);
+}
 struct split_scope {
   ember::detail::row_split_request saved = ember::detail::host_row_split;
-  split_scope(bool split, int threads) { ember::detail::host_row_split = {split, threads}; }
+  split_scope(bool split, int threads) { ember::detail::host_row_split = {split, threads, &run_parts_omp}; }
   ~split_scope() { ember::detail::host_row_split = saved; }
 };
 

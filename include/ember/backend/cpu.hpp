@@ -567,6 +567,16 @@ class detail::cpu_storage {
     }
     if (error) std::rethrow_exception(error);
   }
+  // A split energy's parts (core/team.hpp, `row_split_request::run`) on a thread team; one after
+  // another inside a parallel region (the blocks' threads are busy).
+  static void run_parts(int parts, int threads, void* ctx, void (*one)(void*, int)) {
+    if (omp_in_parallel()) {
+      for (int p = 0; p < parts; ++p) one(ctx, p);
+      return;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int p = 0; p < parts; ++p) one(ctx, p);
+  }
   // The default start of the batch (or chain) at c and its first state, into the committed arrays.
   template <class S, class Sink>
   void draw_start(std::uint32_t c, Sink& sink) const {
@@ -613,7 +623,7 @@ class detail::cpu_storage {
         detail::row_split_request saved = detail::host_row_split;
         ~request_scope() { detail::host_row_split = saved; }
       } scope;
-      detail::host_row_split = {split_, parts_parallel ? nthreads_ : 1};
+      detail::host_row_split = {split_, parts_parallel ? nthreads_ : 1, &run_parts};
       body(b, first_ + block_begin(b), first_ + std::min(chains_, block_begin(b + 1)), sink);
     });
   }

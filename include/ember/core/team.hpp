@@ -33,9 +33,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 #endif
 
 namespace ember {
@@ -55,6 +52,9 @@ inline thread_local team host_part{};
 struct row_split_request {
   bool split = false;
   int threads = 1;
+  /// Runs one(ctx, p) for p in [0, parts) on up to `threads` threads, or null (one after another):
+  /// the backend's thread team (backend/cpu.hpp), so this header needs no threading library.
+  void (*run)(int parts, int threads, void* ctx, void (*one)(void*, int)) = nullptr;
 };
 inline thread_local row_split_request host_row_split{};
 /// Calls of `add_rows` (ad/model.hpp) on this thread since a split energy's part began: a model
@@ -195,8 +195,8 @@ struct split_schedule {
 
 /// An energy split into `parts` on the host: `part(gp)` evaluates the energy as part p (with
 /// `this_team()` = {p, parts}; gp its own gradient, or null for a value) and returns its value;
-/// the parts run on up to `host_row_split.threads` threads (OpenMP, outside any parallel
-/// region) or on this one, as `split_schedule` finds faster, and their values and gradients are added in part order, so the result does not
+/// the parts run on up to `host_row_split.threads` threads (the backend's `run`) or on this
+/// one, as `split_schedule` finds faster, and their values and gradients are added in part order, so the result does not
 /// depend on the threads. An exception of a part is rethrown here after every part ended (the
 /// lowest part's that threw). `dealt_rows`, if given, says whether any part called `add_rows`.
 template <class S, int D, class Part>
@@ -222,22 +222,18 @@ S split_rows(int parts, vec<S, D>* g, Part const& part, bool* dealt_rows = nullp
     dealt[p] = host_rows_dealt != 0;
     host_part = team{};
   };
-#if defined(_OPENMP)
   int const threads = host_row_split.threads < parts ? host_row_split.threads : parts;
-  thread_local split_schedule schedule;  // this call site's, on this thread
-  if (threads > 1 && !omp_in_parallel()) {
+  if (threads > 1 && host_row_split.run) {
+    thread_local split_schedule schedule;  // this call site's, on this thread
     bool const parallel = schedule.parallel_now();
     auto const t0 = std::chrono::steady_clock::now();
     if (parallel) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (int p = 0; p < parts; ++p) one(p);
+      host_row_split.run(parts, threads, &one, [](void* f, int p) { (*static_cast<decltype(one)*>(f))(p); });
     } else {
       for (int p = 0; p < parts; ++p) one(p);
     }
     schedule.took(parallel, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  } else
-#endif
-  {
+  } else {
     for (int p = 0; p < parts; ++p) one(p);
   }
   for (int p = 0; p < parts; ++p)
