@@ -24,9 +24,12 @@ int main(int argc, char** argv) {
     auto bend = x[1] - 0.25f * x[0] * x[0];
     return 0.125f * x[0] * x[0] + 0.5f * bend * bend;
   });
-  auto pipe = mala(banana, {.step_size = 1.0}) | burn_in(1'000) | thin(10) | record() | track(moments, acceptance);
+  //    record_stats() keeps each kept transition's report (lp, acceptance, divergence, gradients),
+  //    which save_npz writes as sample_stats.<name> for ArviZ.
+  auto pipe = mala(banana, {.step_size = 1.0}) | burn_in(1'000) | thin(10) | record() | record_stats() |
+              track(moments, acceptance);
   auto res = sample(pipe, {.chains = 256, .steps = 10'000, .seed = 7});
   std::cout << res.summary({.target_acceptance = 0.574});
   save_npz(res, path, {.target_acceptance = 0.574});
-  std::cout << "wrote " << path << " (draws as (chain, draw, dim), divergences, acceptance, trace, summary)\n";
+  std::cout << "wrote " << path << " (draws as (chain, draw, dim), per-draw statistics, divergences, acceptance, trace, summary)\n";
 }

@@ -426,7 +426,7 @@ namespace mpi {
 
 /// Every chain's result on every rank, except the draws: chains, final states, divergence, the
 /// per-chain accepted counts and step sizes, and the totals (seconds: the slowest rank's). With
-/// `root` ≥ 0, the draws too, on `root` only (every chain's, in chain order).
+/// `root` ≥ 0, the draws and per-draw statistics too, on `root` only (every chain's, in chain order).
 template <class T, int D>
 result<T, D> gather(result<T, D> const& mine, communicator const& comm, int root = -1) {
   result<T, D> g;  // mine's run-level fields (all but the draws, which are not copied)
@@ -475,23 +475,28 @@ result<T, D> gather(result<T, D> const& mine, communicator const& comm, int root
   std::int64_t const live = C - g.divergent_chains_;
   g.acceptance_ = (live > 0 && g.kept_transitions_ > 0) ? acc / (double(live) * double(g.kept_transitions_)) : 0.0;
   if (root >= 0) {
-    // Draws: (k·D + d)·chains + c. Each rank's block of chains is gathered to root and placed.
-    auto const all = comm.gather(std::span<T const>(mine.samples_.data(), mine.samples_.size()), root);
-    if (comm.rank() == root && !all.empty()) {
+    // Draws, (k·D + d)·chains + c, and per-draw statistics, (k·S + j)·chains + c: each rank's
+    // block of chains is gathered to root and placed.
+    auto const place = [&](detail::host_buffer<T> const& from, int columns, detail::host_buffer<T>& to) {
+      auto const all = comm.gather(std::span<T const>(from.data(), from.size()), root);
+      if (comm.rank() != root || all.empty()) return;
       std::int64_t const K = mine.kept_;
-      g.samples_.resize(std::size_t(K) * D * std::size_t(C));
+      to.resize(std::size_t(K) * std::size_t(columns) * std::size_t(C));
       std::size_t at = 0;
       std::int64_t first = 0;
       for (int r = 0; r < comm.size(); ++r) {
         std::int64_t const n = communicator::partition_of(r, comm.size(), C).count;
         for (std::int64_t k = 0; k < K; ++k)
-          for (int d = 0; d < D; ++d) {
-            std::copy_n(all.begin() + std::ptrdiff_t(at), n, g.samples_.begin() + std::ptrdiff_t((k * D + d) * C + first));
+          for (int d = 0; d < columns; ++d) {
+            std::copy_n(all.begin() + std::ptrdiff_t(at), n, to.begin() + std::ptrdiff_t((k * columns + d) * C + first));
             at += std::size_t(n);
           }
         first += n;
       }
-    }
+    };
+    place(mine.samples_, D, g.samples_);
+    place(mine.stats_, int(mine.stat_columns_.size()), g.stats_);
+    if (comm.rank() == root) g.stat_columns_ = mine.stat_columns_;  // where the statistics are
   }
   return g;
 }

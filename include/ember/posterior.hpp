@@ -186,6 +186,8 @@ result<T, P::size + (0 + ... + G::size)> posterior(result<T, D> const& r, model_
   out.acceptance_ = r.acceptance_;
   out.seconds_ = r.seconds_;
   out.warmup_seconds_ = r.warmup_seconds_;
+  out.stats_ = r.stats_;
+  out.stat_columns_ = r.stat_columns_;
 
   [&]<std::size_t... J>(std::index_sequence<J...>) {
     (out.variables_.push_back(detail::variable_of<typename P::template type_at<J>>(P::value_offset(int(J)), "posterior")), ...);

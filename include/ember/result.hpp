@@ -7,11 +7,14 @@
 ///    dimension, then chain. Consecutive chains are adjacent, which is what a SIMD batch of
 ///    chains (CPU) or a warp of threads (GPU) writes in one store.
 ///  - final states: `final_states()[d·chains + c]`, the same layout without the draw index.
+///  - per-draw statistics (`record_stats()`): `sample_stats_data()[(k·S + j)·chains + c]` for the
+///    j-th of the S statistics `sample_stats()` names, the draws' layout with statistics as columns.
 ///
 /// Chains that went non-finite are frozen at their last finite state (so no NaN ever reaches the
 /// draws or the moments), flagged by `divergent(c)` and left out of `summary()` and `trace()`.
 
 #include <ember/core/vec.hpp>
+#include <ember/pipeline/stages.hpp>
 #include <ember/pipeline/track.hpp>
 #include <ember/host_cache.hpp>
 #include <ember/diagnostics/summary.hpp>
@@ -118,6 +121,37 @@ class result {
     return v;
   }
   ember::trace<D> const& trace() const { return trace_; }
+  /// The per-draw statistics the run kept (`record_stats()` in its pipeline), in column order:
+  /// lp, acceptance_rate, diverging, n_steps, truncated, then energy and tree_depth where the
+  /// kernel reports them (pipeline/stages.hpp); empty without `record_stats()`.
+  std::vector<draw_stat> const& sample_stats() const { return stat_columns_; }
+  /// Whether statistic `s` was kept.
+  bool has_sample_stat(draw_stat s) const {
+    return std::find(stat_columns_.begin(), stat_columns_.end(), s) != stat_columns_.end();
+  }
+  /// `s`'s name in ArviZ's sample_stats group (`truncated` is `reached_max_treedepth` for NUTS).
+  std::string sample_stat_name(draw_stat s) const { return draw_stat_name(s, has_sample_stat(draw_stat::tree_depth)); }
+  /// Statistic `s` of kept draw k of chain c, as its transition reported it. A chain frozen
+  /// before a transition (`divergent(c)`) made none: its rows hold lp of the state it is frozen
+  /// at, acceptance 0, no divergence or truncation, 0 steps, energy NaN and depth 0. Throws
+  /// std::out_of_range for a statistic not kept or an index out of range.
+  T sample_stat(draw_stat s, std::int64_t k, std::int64_t c) const {
+    int const j = stat_column(s);
+    detail::require_index(k, kept_, "ember::result::sample_stat", "draw");
+    detail::require_index(c, chains_, "ember::result::sample_stat", "chain");
+    return stats_[std::size_t((k * std::int64_t(stat_columns_.size()) + j) * chains_ + c)];
+  }
+  /// Every kept draw's statistic `s`, chain by chain: element c·kept() + k, ArviZ's (chain, draw).
+  std::vector<T> sample_stat(draw_stat s) const {
+    int const j = stat_column(s);
+    auto const S = std::int64_t(stat_columns_.size());
+    std::vector<T> v(std::size_t(chains_ * kept_));
+    for (std::int64_t c = 0; c < chains_; ++c)
+      for (std::int64_t k = 0; k < kept_; ++k) v[std::size_t(c * kept_ + k)] = stats_[std::size_t((k * S + j) * chains_ + c)];
+    return v;
+  }
+  /// The statistics in the layout above (kept × sample_stats().size() × chains).
+  std::span<T const> sample_stats_data() const { return stats_; }
   /// The named quantities of the columns (a posterior in a model's terms, posterior.hpp); empty
   /// for a run in the sampler's coordinates.
   std::vector<variable> const& variables() const { return variables_; }
@@ -223,6 +257,19 @@ class result {
   double acceptance_ = 0, seconds_ = 0, warmup_seconds_ = 0;
   ember::trace<D> trace_;
   std::vector<variable> variables_;
+  detail::host_buffer<T> stats_;          // kept × stat_columns_.size() × chains (record_stats())
+  std::vector<draw_stat> stat_columns_;
+
+ private:
+  int stat_column(draw_stat s) const {
+    auto const it = std::find(stat_columns_.begin(), stat_columns_.end(), s);
+    if (it == stat_columns_.end())
+      throw std::out_of_range(std::string("ember::result::sample_stat: ") + draw_stat_name(s) +
+                              (stat_columns_.empty() ? " was not kept: add record_stats() to the pipeline (after mpi::gather, "
+                                                       "the statistics are on the root rank only)"
+                                                     : " is not reported by this kernel"));
+    return int(it - stat_columns_.begin());
+  }
 };
 
 namespace detail {

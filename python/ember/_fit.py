@@ -11,8 +11,12 @@ class Fit:
         terms (constrained values: σ, not log σ) for a model; for a plain energy, one variable `x`
         (chain, draw, dim).
     draws: (chain, draw, dim) in the sampler's unconstrained coordinates.
-    sample_stats: `lp` (chain, draw), −U at each draw (for a model, the log density of the
-        unconstrained parameters, Jacobian included, up to a constant).
+    sample_stats: what each kept transition reported, (chain, draw) arrays named as ArviZ names
+        them: `lp` (−U at the draw; for a model, the log density of the unconstrained parameters,
+        Jacobian included, up to a constant), `acceptance_rate`, `diverging` (bool), `n_steps`
+        (gradient evaluations), `truncated` (bool: a cap cut the trajectory short; for NUTS
+        `reached_max_treedepth`), and for HMC-family samplers `energy` (the Hamiltonian after the
+        momentum draw, what ArviZ's E-BFMI reads) and for NUTS `tree_depth`.
     chain_diverged: (chain,) bool, chains that went non-finite and were frozen (ember drops them
         from the summary); chain_acceptance: (chain,) each chain's acceptance rate after warm-up.
     stats: the run's totals (divergent_transitions, gradients, warmup_gradients, seconds,
@@ -26,7 +30,8 @@ class Fit:
         self.sampler = sampler
         self.energy_name = energy.name
         self.draws = raw["draws"]
-        self.sample_stats = {"lp": raw["lp"]}
+        self.sample_stats = {k: (v.astype(bool) if k in ("diverging", "truncated", "reached_max_treedepth") else v)
+                             for k, v in raw["sample_stats"].items()}
         self.chain_diverged = raw["chain_divergent"].astype(bool)
         self.stats = dict(raw["stats"])
         kept = max(int(self.stats["kept_transitions"]), 1)
@@ -68,7 +73,7 @@ class Fit:
 
     def to_inference_data(self):
         """An arviz.InferenceData: groups posterior, posterior_predictive (when there is one) and
-        sample_stats (lp), with the model's names; dims `<name>_dim_<i>` as ArviZ names them."""
+        sample_stats (above), with the model's names; dims `<name>_dim_<i>` as ArviZ names them."""
         import arviz as az
 
         attrs = {"sampler": self.sampler, "energy": self.energy_name, "inference_library": "ember"}

@@ -9,8 +9,12 @@ array per variable, `posterior.<name>` and `posterior_predictive.<name>`, each (
 *shape): those become the variables of ArviZ's `posterior` and `posterior_predictive` groups,
 with the dimensions `<name>_dim_<i>` unless `dims` says otherwise. A run in the sampler's
 coordinates has only `draws` (chain, draw, dim): it becomes one variable `x` with dimension `dim`.
-The per-chain divergence flags go into `sample_stats.diverging`; with `live_only` the chains that
-diverged are dropped first, as ember's summary() does. Needs numpy and arviz.
+A run with ember's `record_stats()` stage saved each kept transition's report as
+`sample_stats.<name>` (chain, draw): lp, acceptance_rate, diverging, n_steps, truncated or
+reached_max_treedepth, energy and tree_depth where the sampler has them; they become ArviZ's
+`sample_stats` group (so az.bfmi and the divergence plots work). Without it, `sample_stats.diverging`
+is each chain's flag (went non-finite and was frozen) repeated over its draws. With `live_only`
+the chains that went non-finite are dropped first, as ember's summary() does. Needs numpy and arviz.
 
 A run over MPI ranks saved one file per rank (ember::mpi::save_npz with npz_layout::per_rank,
 `run.rank<r>-of-<R>.npz`) is read as one run from the list of its files: `merge(paths)` gives
@@ -22,7 +26,7 @@ import numpy as np
 
 __all__ = ["load", "merge", "main"]
 
-GROUPS = ("posterior", "posterior_predictive")
+GROUPS = ("posterior", "posterior_predictive", "sample_stats")
 
 # Arrays with one entry per chain, first axis: concatenated over ranks' files in rank order.
 PER_CHAIN = ("draws", "final_states", "divergent", "diverged_at", "chain_acceptance")
@@ -31,7 +35,7 @@ PER_CHAIN = ("draws", "final_states", "divergent", "diverged_at", "chain_accepta
 def merge(paths):
     """The arrays of a run saved one file per MPI rank, as one run's (a dict name -> array).
 
-    Per-chain arrays (draws, posterior.*, posterior_predictive.*, final_states, divergent,
+    Per-chain arrays (draws, posterior.*, posterior_predictive.*, sample_stats.*, final_states, divergent,
     diverged_at, chain_acceptance) are concatenated along the chain axis in rank order; every
     other array is the run's, the same in every file, and is taken from rank 0's. Refuses files
     of different runs or a missing rank."""
@@ -85,10 +89,11 @@ def load(path, live_only=False, coords=None, dims=None):
     if not groups["posterior"]:
         raise ValueError(f"{path} has no draws: the run had no record() stage (only final states)")
     kept = next(iter(groups["posterior"].values())).shape[1]
+    stats = groups["sample_stats"] or {"diverging": np.repeat(divergent[keep][:, None], kept, axis=1)}
     return az.from_dict(
         posterior=groups["posterior"],
         posterior_predictive=groups["posterior_predictive"] or None,
-        sample_stats={"diverging": np.repeat(divergent[keep][:, None], kept, axis=1)},
+        sample_stats=stats,
         coords=coords,
         dims=dims,
     )

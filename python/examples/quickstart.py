@@ -40,4 +40,4 @@ x = rng.normal(size=200)
 y = 1.0 + 2.0 * x + 0.5 * rng.normal(size=200)
 fit = ember.sample(regression(x=x, y=y), sampler="nuts", chains=4, seed=2)
 print(fit.summary())
-idata = fit.to_inference_data()  # an arviz.InferenceData: posterior alpha, beta, sigma; sample_stats lp
+idata = fit.to_inference_data()  # an arviz.InferenceData: posterior alpha, beta, sigma; sample_stats lp, diverging, energy, ...

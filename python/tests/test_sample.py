@@ -73,6 +73,43 @@ def test_inference_data(fit):
     np.testing.assert_allclose(s["mean"].values, ours.loc[["mu", "tau"], "mean"].values, rtol=1e-10)
 
 
+def test_sample_stats_per_draw(eight, fit):
+    st = fit.sample_stats
+    assert set(st) == {"lp", "acceptance_rate", "diverging", "n_steps", "truncated", "energy"}
+    for v in st.values():
+        assert v.shape == (8, 1000)
+    assert st["diverging"].dtype == bool and st["n_steps"].dtype == np.int64
+    # Every kept transition's report (no burn-in, no thinning): the counts add up to the run's.
+    assert st["diverging"].sum() == fit.stats["divergent_transitions"]
+    assert st["n_steps"].sum() == fit.stats["gradients"]
+    assert st["truncated"].sum() == fit.stats["truncated_transitions"]
+    assert ((st["acceptance_rate"] >= 0) & (st["acceptance_rate"] <= 1)).all()
+    # The Hamiltonian a transition starts from is U at the previous draw plus a fresh ½|v|², v ~ N(0, I):
+    # its mean is dim/2 within 5 standard errors (Var ½χ²_d = d/2).
+    kinetic = st["energy"][:, 1:] + st["lp"][:, :-1]
+    assert (kinetic >= 0).all()  # U + a non-negative term rounds to at least U
+    d = fit.draws.shape[2]
+    assert abs(kinetic.mean() - d / 2) < 5 * math.sqrt(d / 2 / kinetic.size)
+
+
+def test_sample_stats_nuts_and_arviz(eight):
+    fit = ember.sample(eight, sampler="nuts", chains=4, warmup=300, draws=300, seed=2, progress=False)
+    st = fit.sample_stats
+    assert set(st) == {"lp", "acceptance_rate", "diverging", "n_steps", "reached_max_treedepth", "energy", "tree_depth"}
+    # Stan's tree depth d (doublings merged): 2^d - 1 leaves, and up to 2^d more of a half thrown away.
+    depth, leaves = st["tree_depth"], st["n_steps"]
+    assert ((leaves >= 2 ** depth - 1) & (leaves <= 2 ** (depth + 1) - 1)).all()
+    assert (depth[st["reached_max_treedepth"]] == 10).all()
+    assert st["n_steps"].sum() == fit.stats["gradients"]
+    az = pytest.importorskip("arviz")
+    idata = fit.to_inference_data()
+    assert idata.sample_stats["diverging"].dtype == bool
+    # ArviZ's E-BFMI reads sample_stats.energy chain by chain: per chain, mean((ΔE)²) / var(E).
+    e = st["energy"]
+    ours = np.mean(np.diff(e, axis=1) ** 2, axis=1) / np.var(e, axis=1, ddof=1)
+    np.testing.assert_allclose(az.bfmi(idata), ours, rtol=1e-10)
+
+
 def test_layout_chain_then_draw():
     # Chains started at distinct points and moved by ULA steps far smaller than their spacing:
     # axis 0 is the chain (each row stays at its own start), axis 1 the draw.

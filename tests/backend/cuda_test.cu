@@ -11,8 +11,10 @@
 #include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,31 @@ TEST_CASE("mala chains and acceptance agree between GPU and CPU", "[backend][cud
   }
   CHECK(differ <= 2);
   CHECK(g.acceptance_rate() == Approx(h.acceptance_rate()).margin(1e-3));
+}
+
+TEST_CASE("record_stats on the GPU: each kept transition's report", "[backend][cuda][record_stats]") {
+  // The CUDA sink writes a chunk's statistics beside its draws and the host copies them to their
+  // kept steps: thin 1, no burn-in, so the counts add up to the run's, lp is −U at the draw (the
+  // device's and the host's float sums of D² products: within 4D² ulp), and the Hamiltonian a
+  // transition starts from is never below U at the previous draw.
+  auto const U = p1_energy();
+  auto pipe = hmc(U, {.step_size = 0.2, .integrator_steps = 8}) | record() | record_stats();
+  auto r = sample(pipe, {.chains = 1000, .steps = 200, .seed = 5}, backend::cuda{.block_size = 128});
+  REQUIRE(r.sample_stats().size() == 6);
+  double steps = 0, diverging = 0, worst_lp = 0, below = 0;
+  for (std::int64_t c = 0; c < r.chains(); ++c)
+    for (std::int64_t k = 0; k < r.kept(); ++k) {
+      steps += r.sample_stat(draw_stat::n_steps, k, c);
+      diverging += r.sample_stat(draw_stat::diverging, k, c);
+      double const u = U.value(r.samples().draw(k, c));
+      worst_lp = std::max(worst_lp, std::abs(double(r.sample_stat(draw_stat::lp, k, c)) + u) / (1 + std::abs(u)));
+      if (k > 0)
+        below = std::min(below, double(r.sample_stat(draw_stat::energy, k, c)) + double(r.sample_stat(draw_stat::lp, k - 1, c)));
+    }
+  CHECK(steps == double(r.gradients()));
+  CHECK(diverging == double(r.divergent_transitions()));
+  CHECK(worst_lp < 4.0 * D * D * std::numeric_limits<float>::epsilon());
+  CHECK(below >= 0);
 }
 
 TEST_CASE("chains that diverge on the GPU are frozen and flagged as on the CPU", "[backend][cuda]") {

@@ -29,6 +29,18 @@ run = np.load(sys.argv[1])
 idata = load(sys.argv[1], live_only=True)
 draws = idata.posterior["x"].values.astype(np.float64)  # (chain, draw, dim), live chains
 assert draws.shape[0] == (~run["divergent"]).sum()
+# The per-draw statistics (record_stats()) reach ArviZ's sample_stats with the draws' chains: lp is
+# −U of the banana at each draw (U in float in the run: 16 ulp of its terms).
+stats = idata.sample_stats
+assert set(stats.data_vars) >= {"lp", "acceptance_rate", "diverging", "n_steps", "truncated"}, list(stats.data_vars)
+assert stats["diverging"].dtype == bool and stats["lp"].shape == draws.shape[:2]
+bend = draws[:, :, 1] - 0.25 * draws[:, :, 0] ** 2
+u = 0.125 * draws[:, :, 0] ** 2 + 0.5 * bend ** 2
+scale = 1 + 0.125 * draws[:, :, 0] ** 2 + 0.5 * (np.abs(draws[:, :, 1]) + 0.25 * draws[:, :, 0] ** 2) ** 2
+lp_err = np.abs(stats["lp"].values + u) / scale
+assert lp_err.max() < 16 * np.finfo(np.float32).eps, lp_err.max()
+acc = stats["acceptance_rate"].values
+assert ((acc >= 0) & (acc <= 1)).all()
 failed = 0
 for d in range(draws.shape[2]):
     x = draws[:, :, d]

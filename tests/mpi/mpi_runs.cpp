@@ -75,6 +75,9 @@ void compare(std::string const& name, P const& pipe, std::int64_t chains, std::i
     if (all.samples_.size() != one.samples_.size() || !same_bits(all.samples_.data(), one.samples_.data(), one.samples_.size()))
       fail("draws differ");
     if (!same_bits(all.final_.data(), one.final_.data(), one.final_.size())) fail("final states differ");
+    if (all.sample_stats() != one.sample_stats() || all.stats_.size() != one.stats_.size() ||
+        !same_bits(all.stats_.data(), one.stats_.data(), one.stats_.size()))
+      fail("per-draw statistics (record_stats) differ");
     if (all.accepted_.size() != one.accepted_.size() || !same_bits(all.accepted_.data(), one.accepted_.data(), one.accepted_.size()))
       fail("accepted counts differ");
     auto const &a = all.adapted(), &b = one.adapted();
@@ -117,7 +120,7 @@ int identical() {
   compare("hmc, warmup(300)", ember::hmc(gauss, {.integrator_steps = 8}) | ember::warmup(300) | ember::record(), 1000, 200,
           threads);
   // ChEES: trajectory observations and their sums.
-  compare("chees_hmc", ember::chees_hmc(gauss) | ember::record(), 800, 200, 3 - threads);
+  compare("chees_hmc, record_stats", ember::chees_hmc(gauss) | ember::record() | ember::record_stats(), 800, 200, 3 - threads);
   // Per-chain step sizes (per-chain adapter state; the median at the end of warm-up), float.
   auto const gf = ember::gaussian<float, D, ember::covariance::diagonal>(vec<float, D>{}, vec<float, D>{{0.1f, 1.f, 3.f, 10.f}});
   compare("mala, step_size(per_chain), float", ember::mala(gf, {}) | ember::warmup(300, ember::step_size(ember::per_chain), ember::diagonal_mass()) | ember::record(), 1100, 150, threads);
@@ -126,7 +129,7 @@ int identical() {
           ember::mala(gauss, {}) | ember::warmup(200) | ember::track(ember::moments, ember::acceptance, ember::mean_energy), 900,
           300, threads);
   // NUTS, whose pace (lock-step or own) is measured and agreed.
-  compare("nuts, warmup(200)", ember::nuts(gauss, {.step_size = 0.3}) | ember::warmup(200) | ember::record(), 1024, 200, threads);
+  compare("nuts, warmup(200), record_stats", ember::nuts(gauss, {.step_size = 0.3}) | ember::warmup(200) | ember::record() | ember::record_stats(), 1024, 200, threads);
   // Warm-up's rescue: half the chains start in a second mode e^-60 as likely, behind a barrier;
   // they are restarted from chains of other ranks.
   auto const U = ember::custom_energy<2, double>([](auto const& x) {

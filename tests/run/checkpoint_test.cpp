@@ -34,7 +34,9 @@ bool same_draws(R const& a, R const& b) {
   return sa.size() == sb.size() && fa.size() == fb.size() && !sa.empty() &&
          std::memcmp(sa.data(), sb.data(), sa.size() * sizeof(T)) == 0 &&
          std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(T)) == 0 && a.acceptance_rate() == b.acceptance_rate() &&
-         a.gradients() == b.gradients() && a.warmup_gradients() == b.warmup_gradients();
+         a.gradients() == b.gradients() && a.warmup_gradients() == b.warmup_gradients() &&
+         a.sample_stats() == b.sample_stats() && a.sample_stats_data().size() == b.sample_stats_data().size() &&
+         std::memcmp(a.sample_stats_data().data(), b.sample_stats_data().data(), a.sample_stats_data().size_bytes()) == 0;
 }
 
 // Saved after `cut` transitions by one pipeline, loaded into `other` (same structure), continued
@@ -61,9 +63,10 @@ void check_round_trip(Pipe const& pipe, Other const& other, std::int64_t cut, st
 
 }  // namespace
 
+// With their per-draw statistics (record_stats()): a resumed run keeps them bitwise too.
 TEST_CASE("every built-in kernel round-trips through a checkpoint", "[run][checkpoint]") {
   auto U = gauss();
-  auto stages = [](auto k) { return k | ember::burn_in(4) | ember::record(); };
+  auto stages = [](auto k) { return k | ember::burn_in(4) | ember::record() | ember::record_stats(); };
   SECTION("ula") {
     auto p = stages(ember::ula(U, {.step_size = 0.05}));
     check_round_trip(p, p, 17, 60);
@@ -75,7 +78,7 @@ TEST_CASE("every built-in kernel round-trips through a checkpoint", "[run][check
   SECTION("mala, adapted, saved during and after warm-up") {
     // After warm-up the tuned kernel's derived constants (√(2ε)) must come from the double
     // step size, as at the end of warm-up, not from the saved float: a last-bit difference.
-    auto p = ember::mala(U, {}) | ember::warmup(30) | ember::record();
+    auto p = ember::mala(U, {}) | ember::warmup(30) | ember::record() | ember::record_stats();
     check_round_trip(p, p, 12, 60);
     check_round_trip(p, p, 35, 60);
   }
@@ -83,15 +86,15 @@ TEST_CASE("every built-in kernel round-trips through a checkpoint", "[run][check
     // Warm-up 200 looks for stuck and high-energy chains after transitions 75, 100 and 150 (the
     // energy test at 150 only, from the second window's end): saved at 120, the energies of the
     // look at 100 and the window's draws and gradients must come back for the same bits.
-    auto p = ember::chees_hmc(U, {.warmup = 200}) | ember::record();
+    auto p = ember::chees_hmc(U, {.warmup = 200}) | ember::record() | ember::record_stats();
     check_round_trip(p, p, 120, 260);
   }
   SECTION("hmc, adapted") {
-    auto p = ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(40) | ember::record();
+    auto p = ember::hmc(U, {.integrator_steps = 3}) | ember::warmup(40) | ember::record() | ember::record_stats();
     check_round_trip(p, p, 17, 60);
   }
   SECTION("nuts, adapted") {
-    auto p = ember::nuts(U) | ember::warmup(40) | ember::record();
+    auto p = ember::nuts(U) | ember::warmup(40) | ember::record() | ember::record_stats();
     check_round_trip(p, p, 17, 60);
     check_round_trip(p, p, 45, 60);
   }

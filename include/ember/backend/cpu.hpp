@@ -125,7 +125,7 @@ struct cpu_sink {
 
   chain_arrays<T> const* in;
   chain_arrays<T>* out;
-  T* samples;          // kept × D × chains, when recording
+  T* samples;          // kept × P::recorded_columns × chains, when recording
   std::int64_t chains;
   double* track;       // this block's slice: the chunk's kept steps × P::track_stride
   std::int64_t k0;     // global index of the chunk's first kept step
@@ -219,22 +219,31 @@ struct cpu_sink {
     }
   }
   template <class State, class S>
-  void keep(std::int64_t k, std::uint32_t c, State const& s, S window, mask_t<S> live) {
-    keep(k, c, s, window, live, mask_t<S>(true));
+  void keep(std::int64_t k, std::uint32_t c, State const& s, step_info<S> const& info, S window, mask_t<S> live) {
+    keep(k, c, s, info, window, live, mask_t<S>(true));
   }
   // Kept step k of the lanes in `which` only (lanes that keep their own steps: fused_lanes.hpp).
   template <class State, class S>
-  void keep(std::int64_t k, std::uint32_t c, State const& s, S window, mask_t<S> live, mask_t<S> const& which) {
+  void keep(std::int64_t k, std::uint32_t c, State const& s, step_info<S> const& info, S window, mask_t<S> live,
+            mask_t<S> const& which) {
     c -= first;
-    if constexpr (P::records) {
+    if constexpr (P::recording) {
+      constexpr int R = P::recorded_columns;
       T lane[width<S>()];
       bool write[width<S>()];
       mask_lanes<S>(which, write);
-      for (int d = 0; d < D; ++d) {
-        lanes_of(s.x[d], lane);
-        T* dst = samples + (k * D + d) * chains + c;
+      auto const put = [&](int column, S const& v) {
+        lanes_of(v, lane);
+        T* dst = samples + (k * R + column) * chains + c;
         for (int i = 0; i < lanes; ++i)
           if (write[i]) dst[i] = lane[i];
+      };
+      if constexpr (P::records)
+        for (int d = 0; d < D; ++d) put(d, s.x[d]);
+      if constexpr (P::records_stats) {
+        S v[P::stat_count];
+        draw_stat_values<P>(s, info, v);
+        for (int j = 0; j < P::stat_count; ++j) put(P::stat_offset + j, v[j]);
       }
     }
     if constexpr (P::track_stride > 0) {

@@ -19,7 +19,8 @@
 ///    consecutive addresses) and runs the chunk's transitions; counters hold the chain index,
 ///    never a thread or block index, so a chain's path is the CPU's up to floating-point
 ///    contraction;
-///  - at kept steps writes the draw to the chunk's slice of `samples` (coalesced) and adds its
+///  - at kept steps writes the draw (and, with record_stats(), its statistics) to the chunk's slice
+///    of `samples` (coalesced) and adds its
 ///    diagnostics to per-kept-step sums, reduced over the block with warp shuffles and one double
 ///    `atomicAdd` per block and value;
 ///  - stores the state into the second buffer (swapped in only when the chunk succeeded).
@@ -184,7 +185,7 @@ template <class T>
 struct cuda_chunk_io {
   device_arrays<T> in, out;
   std::int64_t stride, chains;
-  T* samples;     // the chunk's kept steps × D × chains, when recording
+  T* samples;     // the chunk's kept steps × P::recorded_columns × chains, when recording
   double* track;  // the chunk's kept steps × P::track_stride, when tracking
   std::int64_t k0;
   double inv_thin;
@@ -223,11 +224,20 @@ struct cuda_sink {
     o.out.gradients[c] = o.in.gradients[c] + std::int64_t(n.gradients);
   }
   template <class State>
-  __device__ EMBER_INLINE void keep(std::int64_t k, std::uint32_t c, State const& s, T window, bool live) {
+  __device__ EMBER_INLINE void keep(std::int64_t k, std::uint32_t c, State const& s, step_info<T> const& info, T window,
+                                    bool live) {
+    constexpr int R = P::recorded_columns;
     if constexpr (P::records)
       if (real)
 #pragma unroll
-        for (int d = 0; d < D; ++d) o.samples[((k - o.k0) * D + d) * o.chains + c] = s.x[d];
+        for (int d = 0; d < D; ++d) o.samples[((k - o.k0) * R + d) * o.chains + c] = s.x[d];
+    if constexpr (P::records_stats)
+      if (real) {
+        T v[P::stat_count];
+        draw_stat_values<P>(s, info, v);
+#pragma unroll
+        for (int j = 0; j < P::stat_count; ++j) o.samples[((k - o.k0) * R + P::stat_offset + j) * o.chains + c] = v[j];
+      }
     if constexpr (P::track_stride > 0) {
       bool const counted = real && live;
       kept_chain<T, D> const chain{s.x, s.energy, double(window) * o.inv_thin};
@@ -395,7 +405,7 @@ class backend::cuda::storage {
                        typename P::tracked_type const& stats) {
     using detail::cuda_check;
     std::size_t const n_kept = std::size_t(k1 - k0);
-    std::size_t const n_samples = P::records ? n_kept * D * std::size_t(chains_) : 0;
+    std::size_t const n_samples = n_kept * std::size_t(P::recorded_columns) * std::size_t(chains_);
     std::size_t const n_track = n_kept * std::size_t(P::track_stride);
     detail::cuda_require_free(n_samples * sizeof(T) + n_track * 8, be_.device);
     device_vector<T> dsamples(n_samples);
@@ -410,7 +420,8 @@ class backend::cuda::storage {
     out.track.resize(n_track);
     if (n_track) cuda_check(cudaMemcpy(out.track.data(), dtrack.data(), n_track * 8, cudaMemcpyDeviceToHost), "cudaMemcpy(track)");
     if (n_samples)
-      cuda_check(cudaMemcpy(samples + std::size_t(k0) * D * std::size_t(chains_), dsamples.data(), n_samples * sizeof(T),
+      cuda_check(cudaMemcpy(samples + std::size_t(k0) * P::recorded_columns * std::size_t(chains_), dsamples.data(),
+                            n_samples * sizeof(T),
                             cudaMemcpyDeviceToHost),
                  "cudaMemcpy(samples)");
     std::swap(a_, b_);

@@ -81,7 +81,11 @@ EMBER_HD EMBER_INLINE void blend_state(M const& m, chain_state<S, D> const& a, c
 /// mean over the tree), the gradient evaluations the transition made (the run counts them:
 /// `result::gradients()`; 0 from a kernel that does not say), and whether its trajectory was cut
 /// short by a cap (NUTS's maximum tree depth, a ChEES trajectory's `max_integrator_steps`),
-/// which a run counts and a summary warns about.
+/// which a run counts and a summary warns about. Two more, which only `record_stats()` keeps
+/// (pipeline/stages.hpp) and only kernels that declare them fill: `hamiltonian`, the total energy
+/// U(x) + ½|v|² the transition started from after drawing its momentum (a kernel with
+/// `reports_hamiltonian`: HMC, ChEES-HMC, NUTS; what E-BFMI is computed from), and `tree_depth`,
+/// the doublings merged into a NUTS tree, Stan's tree depth (`reports_tree_depth`).
 template <class S>
 struct step_info {
   S accepted;
@@ -89,6 +93,8 @@ struct step_info {
   S accept_prob;
   S gradients = S(0);
   mask_t<S> truncated = mask_t<S>(false);
+  S hamiltonian = S(0);
+  S tree_depth = S(0);
 };
 
 /// Where a trajectory ended, before the accept step: position and velocity dx/dt = L v. ChEES

@@ -8,6 +8,7 @@
 /// | --- | --- | --- | --- |
 /// | `draws` | (C, K, D) | T | draw k of chain c: `draws[c, k, d] = samples()(k, c, d)`, ArviZ's (chain, draw, *shape) order; only with `record()` |
 /// | `<group>.<name>` | (C, K, *shape) | T | a posterior in a model's terms (posterior.hpp): one array per variable of `r.variables()`, e.g. `posterior.tau` (C, K), `posterior.theta` (C, K, 8), `posterior_predictive.y_rep`; only with `record()` |
+/// | `sample_stats.<name>` | (C, K) | T, bool, int64 | with `record_stats()`: each kept transition's `lp`, `acceptance_rate`, `diverging` (bool), `n_steps` (int64), `truncated` or, for NUTS, `reached_max_treedepth` (bool), and where the kernel reports them `energy` and `tree_depth` (int64) (`result::sample_stats()`) |
 /// | `final_states` | (C, D) | T | each chain's last state |
 /// | `divergent` | (C,) | bool | chain went non-finite and was frozen |
 /// | `diverged_at` | (C,) | int64 | the transition at which it did (−1: its start state); −2 where `divergent` is false |
@@ -27,6 +28,7 @@
 
 #include <ember/diagnostics/summary.hpp>
 #include <ember/io/npz.hpp>
+#include <ember/pipeline/stages.hpp>
 
 #include <algorithm>
 #include <array>
@@ -109,6 +111,27 @@ void save_npz_with(R const& r, R const& totals, std::string const& path, summary
           }
         });
       }
+
+  if constexpr (requires { r.sample_stats(); })
+    if (!r.sample_stats_data().empty()) {
+      // Each statistic (C, K), chain by chain; flags as bool and counts as int64, as ArviZ has them.
+      for (draw_stat const st : r.sample_stats()) {
+        std::vector<T> const v = r.sample_stat(st);
+        std::array<std::size_t, 2> const shape{C, K};
+        std::string const name = "sample_stats." + r.sample_stat_name(st);
+        if (st == draw_stat::diverging || st == draw_stat::truncated) {
+          z.add_streamed<bool>(name, shape, [&](bool* buf, std::size_t first, std::size_t count) {
+            for (std::size_t i = 0; i < count; ++i) buf[i] = v[first + i] != T(0);
+          });
+        } else if (st == draw_stat::n_steps || st == draw_stat::tree_depth) {
+          std::vector<std::int64_t> n(v.size());
+          for (std::size_t i = 0; i < v.size(); ++i) n[i] = std::int64_t(v[i]);
+          z.add(name, n.data(), shape);
+        } else {
+          z.add(name, v.data(), shape);
+        }
+      }
+    }
 
   auto const fin = r.final_states();
   std::vector<T> final_cd(C * Dz);

@@ -53,6 +53,7 @@ struct hmc_kernel {
   static constexpr int dim = E::dim;
   /// The target acceptance rate of step-size adaptation (Stan's, Hoffman & Gelman 2014).
   static constexpr double target_acceptance = 0.8;
+  static constexpr bool reports_hamiltonian = true;  ///< step_info::hamiltonian (record_stats())
 
   E energy;
   Metric metric;
@@ -172,13 +173,15 @@ struct hmc_kernel {
     Integrator::steps(energy, q, v, eps, metric, L);
     S k1 = S(0);
     for (int i = 0; i < dim; ++i) k1 = k1 + v[i] * v[i];
-    S dh = (q.energy + S(T(0.5)) * k1) - (s.energy + S(T(0.5)) * k0);
+    S const h0 = s.energy + S(T(0.5)) * k0;
+    S dh = (q.energy + S(T(0.5)) * k1) - h0;
     if constexpr (Observe) {
       end->x = q.x;
       end->velocity = metric.apply(v);
     }
     auto info = metropolis_hastings(s, q, -dh, rng.uniform(purpose::accept), !(dh <= S(divergence_threshold)));
     info.gradients = S(T(Integrator::gradients_per_step * L));
+    info.hamiltonian = h0;
     return info;
   }
 };

@@ -123,6 +123,8 @@ struct nuts_kernel {
   /// `accepted` counts transitions that moved; the acceptance statistic above is a warm-up's
   /// matter, not a rate a result compares with its target.
   static constexpr bool accepted_means_moved = true;
+  static constexpr bool reports_hamiltonian = true;  ///< step_info::hamiltonian and tree_depth (record_stats())
+  static constexpr bool reports_tree_depth = true;
   /// The deepest tree a kernel supports: checkpoints are arrays of this size in registers or on
   /// the stack (2·(depth − 1) velocities a chain).
   static constexpr int depth_limit = 14;
@@ -179,7 +181,7 @@ struct nuts_kernel {
     chain_state<S, dim> draw, left, right, q, half;
     vec<S, dim> v_left, v_right, v, rho, half_rho;
     vec<S, dim> ck_v[depth_limit - 1], ck_rho[depth_limit - 1];
-    S eps, h0, log_w, half_log_w, merge_u, accept_sum, leaves;
+    S eps, h0, log_w, half_log_w, merge_u, accept_sum, leaves, depth;
     mask_t<S> going, diverged, moved, forward;
     int doubling[W], leaf[W];  // each lane's doubling j and leaf n of the half it is growing
   };
@@ -200,7 +202,7 @@ struct nuts_kernel {
       w.half_log_w = w.merge_u = S(T(0));
       w.forward = mask_t<S>(true);
       w.h0 = h0;
-      w.log_w = w.accept_sum = w.leaves = S(T(0));
+      w.log_w = w.accept_sum = w.leaves = w.depth = S(T(0));
       w.going = mask_t<S>(true);
       w.diverged = w.moved = mask_t<S>(false);
       for (int i = 0; i < lanes_of<S>; ++i) w.doubling[i] = w.leaf[i] = 0;
@@ -221,6 +223,7 @@ struct nuts_kernel {
     w.log_w = select(m, S(T(0)), w.log_w);
     w.accept_sum = select(m, S(T(0)), w.accept_sum);
     w.leaves = select(m, S(T(0)), w.leaves);
+    w.depth = select(m, S(T(0)), w.depth);
     w.going = w.going || m;
     w.diverged = w.diverged && !m;
     w.moved = w.moved && !m;
@@ -332,6 +335,7 @@ struct nuts_kernel {
     // A half that ended: merged if it finished (its point replaces the tree's with probability
     // min(1, w_half / w_tree)), discarded, with the transition, if it turned or diverged.
     M const ok = ends && !stop;
+    w.depth = w.depth + select(ok, S(T(1)), S(T(0)));
     M const take = ok && w.merge_u <= exp(w.half_log_w - w.log_w);
     blend_state(take, w.half, w.draw);
     w.moved = w.moved || take;
@@ -362,6 +366,8 @@ struct nuts_kernel {
     step_info<S> r{select(w.moved, S(T(1)), S(T(0))), w.diverged, w.accept_sum / max(w.leaves, S(T(1)))};
     r.gradients = w.leaves * S(T(Integrator::gradients_per_step));
     r.truncated = w.going;
+    r.hamiltonian = w.h0;
+    r.tree_depth = w.depth;
     return r;
   }
 
@@ -388,6 +394,7 @@ struct nuts_kernel {
     S log_w = S(T(0));
     S accept_sum = S(T(0)), leaves = S(T(0));
     M going = M(true), diverged = M(false), moved = M(false);
+    S depth = S(T(0));  // the doublings merged into the tree (Stan's tree depth)
     vec<S, D> ck_v[depth_limit - 1], ck_rho[depth_limit - 1];
 
     for (int j = 0; j < max_tree_depth && any(going); ++j) {
@@ -446,6 +453,7 @@ struct nuts_kernel {
       }
       // Merge a finished half: its point replaces the tree's with probability min(1, w_half / w_tree).
       M const ok = going && !half_stopped;
+      depth = depth + select(ok, S(T(1)), S(T(0)));
       M const take = ok && u[1] <= exp(half_log_w - log_w);
       s = select_state(take, half, s);
       moved = moved || take;
@@ -464,6 +472,8 @@ struct nuts_kernel {
     step_info<S> info{select(moved, S(T(1)), S(T(0))), diverged, accept_sum / max(leaves, S(T(1)))};
     info.gradients = leaves * S(T(Integrator::gradients_per_step));
     info.truncated = going;
+    info.hamiltonian = h0;
+    info.tree_depth = depth;
     return info;
   }
 };

@@ -1,14 +1,16 @@
 #pragma once
 /// \file
 /// What the fused loops (fused_loop.hpp, fused_lanes.hpp) share: a chunk of a run's transitions,
-/// what a chunk counts per lane, the finiteness test that freezes a chain, and what a warm-up
-/// chunk observes.
+/// what a chunk counts per lane, the finiteness test that freezes a chain, what a warm-up
+/// chunk observes, and the per-draw statistics a sink records.
 
+#include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 namespace ember {
 
@@ -63,6 +65,37 @@ EMBER_HD EMBER_INLINE auto state_is_finite(State const& s) {
   EMBER_UNROLL
   for (int i = 0; i < int(sizeof(s.x) / sizeof(s.x[0])); ++i) e = e + decltype(e)(0) * s.x[i];
   return is_finite(e);
+}
+
+/// What a transition of a chain frozen before it (`frozen`) reports, in place: no divergence, no
+/// truncation, no gradients, acceptance 0, no Hamiltonian (NaN) and depth 0; the chain made no
+/// transition. Both fused loops apply it where a lane was frozen (what a warm-up observes of such a
+/// lane changes, but every adapter skips frozen chains), so a kept row of such a chain is lp of the
+/// state it is frozen at and these.
+template <class S>
+EMBER_HD EMBER_INLINE void mask_frozen_report(step_info<S>& info, mask_t<S> const& frozen) {
+  using T = element_t<S>;
+  info.divergent = info.divergent && !frozen;
+  info.truncated = info.truncated && !frozen;
+  info.gradients = select(frozen, S(T(0)), info.gradients);
+  info.accept_prob = select(frozen, S(T(0)), info.accept_prob);
+  info.hamiltonian = select(frozen, S(std::numeric_limits<T>::quiet_NaN()), info.hamiltonian);
+  info.tree_depth = select(frozen, S(T(0)), info.tree_depth);
+}
+
+/// The `record_stats()` columns of a kept transition, in the pipeline's column order
+/// (`P::stat_at`): the kept state `s` and what its transition reported.
+template <class P, class S, class State>
+EMBER_HD EMBER_INLINE void draw_stat_values(State const& s, step_info<S> const& info, S* out) {
+  using T = element_t<S>;
+  out[0] = -s.energy;
+  out[1] = info.accept_prob;
+  out[2] = select(info.divergent, S(T(1)), S(T(0)));
+  out[3] = info.gradients;
+  out[4] = select(info.truncated, S(T(1)), S(T(0)));
+  int j = 5;
+  if constexpr (P::reports_hamiltonian) out[j++] = info.hamiltonian;
+  if constexpr (P::reports_tree_depth) out[j++] = info.tree_depth;
 }
 
 namespace detail {

@@ -83,6 +83,9 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
     M const keep_prev = bad || frozen;
     blend_state(done && !keep_prev, w.draw, s);
     S const accepted = select(keep_prev, S(T(0)), info.accepted);
+    // What a kept draw records, as the batch loop masks it for lanes already frozen.
+    info.accepted = accepted;
+    mask_frozen_report(info, frozen);
     counts.gradients = counts.gradients + select(done && !frozen, info.gradients, S(T(0)));
     bool ended[W], newly_bad[W], counted[W], kept[W], keep_now[W];
     mask_lanes<S>(done, ended);
@@ -107,7 +110,7 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
       bool same[W] = {};
       for (int l = i; l < W; ++l)
         if (keep_now[l] && k[l] == k[i]) same[l] = true, keep_now[l] = false;
-      sink.keep(k[i], chain, s, window, !frozen, mask_from_lanes<S>(same));
+      sink.keep(k[i], chain, s, info, window, !frozen, mask_from_lanes<S>(same));
       for (int l = i; l < W; ++l)
         if (same[l]) ++k[l], until_keep[l] = ch.thin;
       window = select(mask_from_lanes<S>(same), S(T(0)), window);

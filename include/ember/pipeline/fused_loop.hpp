@@ -12,10 +12,11 @@
 ///   load(chain, state, frozen, window)        the chain's stored state, frozen mask, window count;
 ///   store(chain, state, frozen, window, counts)   at the end of the chunk, with what the chunk
 ///                                             counted (`chunk_counts`);
-///   keep(k, chain, state, window, live[, lanes])  at kept step k (global index) with the accepted
-///                                             count since the previous kept step (only the
-///                                             `lanes` given, where lanes keep their own steps:
-///                                             fused_lanes.hpp);
+///   keep(k, chain, state, info, window, live[, lanes])  at kept step k (global index) with what
+///                                             the kept transition reported (`step_info`) and the
+///                                             accepted count since the previous kept step (only
+///                                             the `lanes` given, where lanes keep their own
+///                                             steps: fused_lanes.hpp);
 ///   diverged(chain, newly, t)                 when lanes go non-finite at transition t;
 ///   observe(chain, accept_prob, frozen)       after each transition, in warm-up chunks only;
 ///   observe_trajectory(chain, start, end)     likewise, where the trajectory ended (ChEES).
@@ -100,9 +101,7 @@ EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref
       mask_t<S> keep_prev = bad || frozen;
       s = select_state(keep_prev, prev, s);
       info.accepted = select(keep_prev, S(0), info.accepted);
-      info.divergent = info.divergent && !frozen;
-      info.truncated = info.truncated && !frozen;
-      info.gradients = select(frozen, S(0), info.gradients);  // a frozen lane's work is no chain's
+      mask_frozen_report(info, frozen);  // a frozen lane's work is no chain's
       if (any(newly)) sink.diverged(chain, newly, t);
       frozen = frozen || bad;
     }
@@ -117,7 +116,7 @@ EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref
     counts.accepted = counts.accepted + info.accepted;
     window = window + info.accepted;
     if (--until_keep == 0) {
-      sink.keep(k, chain, s, window, !frozen);
+      sink.keep(k, chain, s, info, window, !frozen);
       ++k;
       until_keep = ch.thin;
       window = S(0);

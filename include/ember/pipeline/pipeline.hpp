@@ -76,8 +76,22 @@ struct pipeline {
   /// The statistics of its `track(...)` stage, in order (pipeline/track.hpp).
   using tracked_type = typename detail::tracked_of<Stages...>::type;
 
-  /// `record()`: the one stage with storage of its own (the draws, in host memory).
+  /// `record()` and `record_stats()`: the stages with storage of their own, one recording in host
+  /// memory of `recorded_columns` values per kept draw and chain: the draw's D coordinates (with
+  /// `record()`), then its `stat_count` statistics (with `record_stats()`, from column `stat_offset`).
   static constexpr bool records = (std::is_same_v<Stages, record_stage> || ...);
+  static constexpr bool records_stats = (std::is_same_v<Stages, record_stats_stage> || ...);
+  static constexpr bool reports_hamiltonian = requires { requires Kernel::reports_hamiltonian; };
+  static constexpr bool reports_tree_depth = requires { requires Kernel::reports_tree_depth; };
+  static constexpr int stat_count = records_stats ? 5 + int(reports_hamiltonian) + int(reports_tree_depth) : 0;
+  static constexpr int stat_offset = records ? dim : 0;
+  static constexpr int recorded_columns = stat_offset + stat_count;
+  /// Whether the run keeps anything per draw.
+  static constexpr bool recording = recorded_columns > 0;
+  /// The statistic of recorded stat column j (0 ≤ j < stat_count).
+  static constexpr draw_stat stat_at(int j) {
+    return j < 5 ? draw_stat(j) : (j == 5 && reports_hamiltonian) ? draw_stat::energy : draw_stat::tree_depth;
+  }
   /// Doubles a backend sums over chains at each kept step: the live count, then every tracked
   /// statistic's sums in track order (0: nothing is tracked).
   static constexpr int track_stride = tracked_type::count > 0 ? 1 + tracked_type::template sums<dim>() : 0;
@@ -173,6 +187,8 @@ template <>
 struct is_stage<thin_stage> : std::true_type {};
 template <>
 struct is_stage<record_stage> : std::true_type {};
+template <>
+struct is_stage<record_stats_stage> : std::true_type {};
 template <class... S>
 struct is_stage<track_stage<S...>> : std::true_type {};
 template <class... A>

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The stages a kernel is piped into: `warmup(n, adapters...)` (the adapters are adapt/'s), `burn_in(n)`, `thin(k)`,
-/// `record()` and `track(statistics...)` (pipeline/track.hpp). Stages are small values;
+/// `record()`, `record_stats()` and `track(statistics...)` (pipeline/track.hpp). Stages are small values;
 /// `operator|` collects them into a `pipeline` type (pipeline/pipeline.hpp), which a run
 /// (run/run.hpp) advances in fused chunks.
 
@@ -25,6 +25,36 @@ struct thin_stage {
 };
 /// Keep the draws of every chain at every kept step in host memory (`result::samples()`).
 struct record_stage {};
+/// Keep, beside (or without) the draws, what each kept transition reported
+/// (`result::sample_stats()`, ArviZ's sample_stats group).
+struct record_stats_stage {};
+
+/// The per-draw statistics `record_stats()` keeps, in their column order, named as ArviZ names
+/// them (`draw_stat_name`). The first five come from every kernel; `energy` from a kernel that
+/// declares `reports_hamiltonian`, `tree_depth` from one that declares `reports_tree_depth`.
+enum class draw_stat : int {
+  lp,               ///< −U(x) at the kept draw (the log density up to its constant)
+  acceptance_rate,  ///< the transition's acceptance statistic (step_info::accept_prob; NUTS: its mean over the tree)
+  diverging,        ///< 1 where the transition diverged, else 0
+  n_steps,          ///< gradient evaluations the transition made
+  truncated,        ///< 1 where a cap cut its trajectory short (NUTS: reached the maximum tree depth)
+  energy,           ///< the Hamiltonian U + ½|v|² after the momentum was drawn (for E-BFMI)
+  tree_depth,       ///< doublings of the NUTS tree
+};
+/// `s`'s name in ArviZ's sample_stats (`truncated` is `reached_max_treedepth` for a NUTS kernel,
+/// whose cap is its tree depth).
+inline char const* draw_stat_name(draw_stat s, bool tree = false) {
+  switch (s) {
+    case draw_stat::lp: return "lp";
+    case draw_stat::acceptance_rate: return "acceptance_rate";
+    case draw_stat::diverging: return "diverging";
+    case draw_stat::n_steps: return "n_steps";
+    case draw_stat::truncated: return tree ? "reached_max_treedepth" : "truncated";
+    case draw_stat::energy: return "energy";
+    case draw_stat::tree_depth: return "tree_depth";
+  }
+  return "?";
+}
 
 // --- warm-up ---
 
@@ -92,6 +122,8 @@ inline burn_in_stage burn_in(std::int64_t n) { return {detail::checked_count("em
 inline thin_stage thin(std::int64_t k) { return {detail::checked_count("ember::thin", "k", k, 1)}; }
 /// `record()`.
 inline constexpr record_stage record() { return {}; }
+/// `record_stats()`.
+inline constexpr record_stats_stage record_stats() { return {}; }
 /// `warmup(n, step_size(), dense_mass(), ...)`; `warmup(n)` is adapt/warmup.hpp's.
 template <class A, class... As>
 warmup_stage<A, As...> warmup(std::int64_t n, A a, As... as) {

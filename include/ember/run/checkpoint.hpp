@@ -219,7 +219,8 @@ struct run_checkpoint {
     a.divergent = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.divergent.size());
     a.truncated = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.truncated.size());
     a.gradients = r.get_vector<std::int64_t, detail::host_vector<std::int64_t>>(a.gradients.size());
-    out.samples_ = r.get_vector<T, detail::host_buffer<T>>(P::records ? std::uint64_t(sch.kept_before(t)) * D * std::uint64_t(out.chains_) : 0);
+    out.samples_ = r.get_vector<T, detail::host_buffer<T>>(std::uint64_t(sch.kept_before(t)) * P::recorded_columns *
+                                                           std::uint64_t(out.chains_));
     out.track_ = r.get_vector<double>(std::uint64_t(sch.kept_before(t)) * std::uint64_t(P::track_stride));
     if (r.pos != bytes.size()) refuse("is corrupt (" + std::to_string(bytes.size() - r.pos) + " unexpected bytes at the end)");
     check_energy(out, path);

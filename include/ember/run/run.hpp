@@ -67,6 +67,8 @@ class run {
   using T = value_type;
   static constexpr int dim = P::dim;
   static constexpr int D = dim;
+  /// Values the recording keeps per kept draw and chain (draws and statistics, pipeline.hpp).
+  static constexpr int R = P::recorded_columns;
   using state_type = decltype(std::declval<kernel_type const&>().init(vec<T, D>{}));
   using options_type = sample_options<T, D>;
 
@@ -96,17 +98,19 @@ class run {
     std::int64_t const kept_after = sched_.kept_before(t_ + n);
     // Memory is a process's own (agreed where the chains are shared out, run/group.hpp).
     group_.agree(detail::failure_of([&] {
-      if (P::records)
-        // The whole run: the chains' two state buffers and the recording.
-        detail::require_host_memory((long double)kept_after * D * chains_ * sizeof(T) + state_bytes(chains_), "ember::sample",
-                                    detail::with_commas((long double)kept_after) + " kept draws x " + std::to_string(D) +
-                                        " dimensions x " + detail::with_commas((long double)chains_) +
-                                        " chains recorded, and the chains' state",
+      if (P::recording)
+        // The whole run: the chains' two state buffers and the recording (a result splits it
+        // into draws and statistics: at most twice the recording at the end).
+        detail::require_host_memory((long double)kept_after * R * chains_ * sizeof(T) * (P::records && P::records_stats ? 2 : 1) +
+                                        state_bytes(chains_),
+                                    "ember::sample",
+                                    detail::with_commas((long double)kept_after) + " kept draws x " + recorded_columns_text() +
+                                        " x " + detail::with_commas((long double)chains_) + " chains recorded, and the chains' state",
                                     "thin more, run fewer chains, or track moments instead of recording");
-      if constexpr (P::records) {
+      if constexpr (P::recording) {
         // Room for the whole advance now, so that no chunk regrows (and copies) the draws; at
         // least doubling, so that many short advances copy each draw a bounded number of times.
-        std::size_t const need = std::size_t(kept_after) * D * std::size_t(chains_);
+        std::size_t const need = std::size_t(kept_after) * R * std::size_t(chains_);
         if (need > samples_.capacity()) samples_.reserve(std::max(need, 2 * samples_.capacity()));
       }
     }));
@@ -332,7 +336,7 @@ class run {
   void run_chunk(K const& k, chunk const& ch, std::integral_constant<observe, Mode>) {
     std::int64_t const k0 = sched_.kept_before(ch.begin), k1 = sched_.kept_before(ch.end);
     std::size_t const old_size = samples_.size();
-    if constexpr (P::records) samples_.resize(std::size_t(k1) * D * std::size_t(chains_));
+    if constexpr (P::recording) samples_.resize(std::size_t(k1) * R * std::size_t(chains_));
     try {
       auto out = storage_.template advance<Mode>(k, ch, samples_.data(), k0, k1, pipe_.tracked);
       track_.insert(track_.end(), out.track.begin(), out.track.end());
@@ -366,12 +370,43 @@ class run {
     return r;
   }
 
-  ember::result<T, D> make_result(detail::host_buffer<T> samples) const {
+  // What a kept draw records, in words: "2 dimensions", "2 dimensions and 6 statistics".
+  static std::string recorded_columns_text() {
+    std::string s = P::records ? std::to_string(D) + " dimensions" : "";
+    if (P::records_stats) s += (P::records ? " and " : "") + std::to_string(P::stat_count) + " statistics";
+    return s;
+  }
+  // The recording (R columns a draw: its coordinates, then its statistics) into the result's
+  // draws and statistics: copied from it where it holds both, else moved (or copied) whole.
+  template <class Buffer>
+  static void split_recording(Buffer&& rec, ember::result<T, D>& out) {
+    if constexpr (P::records_stats) {
+      for (int j = 0; j < P::stat_count; ++j) out.stat_columns_.push_back(P::stat_at(j));
+      if constexpr (P::records) {
+        auto const c = std::size_t(out.chains_);
+        std::size_t const kept = rec.size() / (std::size_t(R) * c);
+        out.samples_.resize(kept * D * c);
+        out.stats_.resize(kept * std::size_t(P::stat_count) * c);
+        for (std::size_t k = 0; k < kept; ++k) {
+          T const* from = rec.data() + k * R * c;
+          std::copy_n(from, D * c, out.samples_.data() + k * D * c);
+          std::copy_n(from + D * c, P::stat_count * c, out.stats_.data() + k * P::stat_count * c);
+        }
+      } else {
+        out.stats_ = std::forward<Buffer>(rec);
+      }
+    } else {
+      out.samples_ = std::forward<Buffer>(rec);
+    }
+  }
+
+  template <class Buffer>
+  ember::result<T, D> make_result(Buffer&& recording) const {
     ember::result<T, D> out;
     out.chains_ = chains_;
     out.kept_ = sched_.kept_before(t_);
     out.kept_transitions_ = std::max<std::int64_t>(0, t_ - sched_.keep_from());
-    out.samples_ = std::move(samples);
+    split_recording(std::forward<Buffer>(recording), out);
     auto const n = std::size_t(chains_);
     out.final_.resize(std::size_t(D) * n);
     out.frozen_.resize(n);

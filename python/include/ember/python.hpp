@@ -149,28 +149,28 @@ struct chees_hmc_sampler {
   static constexpr char const* name = "chees_hmc";
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::chees_hmc(u, {.warmup = s.warmup}) | thin(s.thin) | record();
+    return ember::chees_hmc(u, {.warmup = s.warmup}) | thin(s.thin) | record() | record_stats();
   }
 };
 struct nuts_sampler {
   static constexpr char const* name = "nuts";
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::nuts(u) | warmup(s.warmup) | thin(s.thin) | record();
+    return ember::nuts(u) | warmup(s.warmup) | thin(s.thin) | record() | record_stats();
   }
 };
 struct mams_sampler {
   static constexpr char const* name = "mams";
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::mams(u, {.warmup = s.warmup}) | thin(s.thin) | record();
+    return ember::mams(u, {.warmup = s.warmup}) | thin(s.thin) | record() | record_stats();
   }
 };
 struct mala_sampler {
   static constexpr char const* name = "mala";
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::mala(u) | warmup(s.warmup) | thin(s.thin) | record();
+    return ember::mala(u) | warmup(s.warmup) | thin(s.thin) | record() | record_stats();
   }
 };
 struct ula_sampler {
@@ -178,7 +178,7 @@ struct ula_sampler {
   static constexpr bool fixed_step = true;
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::ula(u, {.step_size = s.step_size}) | thin(s.thin) | record();
+    return ember::ula(u, {.step_size = s.step_size}) | thin(s.thin) | record() | record_stats();
   }
 };
 
@@ -205,14 +205,24 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
   for (std::int64_t c = 0; c < C; ++c)
     for (std::int64_t k = 0; k < K; ++k)
       for (int d = 0; d < D; ++d) draws[std::size_t((c * K + k) * D + d)] = s.unchecked(k, c, d);
-  // lp = −U at every draw (ArviZ's sample_stats.lp), evaluated on the host in parallel (a thread
-  // team only for enough draws to pay for waking it).
-  std::vector<double> lp(std::size_t(C * K));
-#pragma omp parallel for schedule(static) if (C * K >= 4096)
-  for (std::int64_t i = 0; i < C * K; ++i) {
-    vec<T, D> x;
-    for (int d = 0; d < D; ++d) x[d] = draws[std::size_t(i * D + d)];
-    lp[std::size_t(i)] = -double(energy.value(x));
+  // Each kept transition's report (record_stats()), (chain, draw), as ArviZ's sample_stats has
+  // them: flags bool, counts int64, the rest float64.
+  nb::dict stats;
+  for (draw_stat const st : res.sample_stats()) {
+    std::vector<T> const v = res.sample_stat(st);
+    std::vector<std::size_t> const shape{std::size_t(C), std::size_t(K)};
+    auto const name = res.sample_stat_name(st);
+    if (st == draw_stat::diverging || st == draw_stat::truncated) {
+      std::vector<std::uint8_t> f(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) f[i] = v[i] != T(0);
+      stats[name.c_str()] = owned_array(std::move(f), shape);
+    } else if (st == draw_stat::n_steps || st == draw_stat::tree_depth) {
+      std::vector<std::int64_t> n(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) n[i] = std::int64_t(v[i]);
+      stats[name.c_str()] = owned_array(std::move(n), shape);
+    } else {
+      stats[name.c_str()] = owned_array(std::vector<double>(v.begin(), v.end()), shape);
+    }
   }
   auto const nc = std::size_t(C);
   std::vector<std::uint8_t> divergent(nc);
@@ -222,7 +232,7 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
     accepted[std::size_t(c)] = res.accepted(c);
   }
   out["draws"] = owned_array(std::move(draws), {std::size_t(C), std::size_t(K), std::size_t(D)});
-  out["lp"] = owned_array(std::move(lp), {std::size_t(C), std::size_t(K)});
+  out["sample_stats"] = stats;
   out["chain_divergent"] = owned_array(std::move(divergent), {std::size_t(C)});
   out["chain_accepted"] = owned_array(std::move(accepted), {std::size_t(C)});
   nb::dict st;
