@@ -38,7 +38,7 @@ struct eight_schools {
 int main(int argc, char** argv) {
   eight_schools const model;
   auto U = ember::model<double>(model);
-  auto res = ember::sample(ember::chees_hmc(U) | ember::record(), {.chains = 16, .steps = 2'000, .seed = 7});
+  auto res = ember::sample(ember::chees_hmc(U) | ember::record() | ember::record_stats(), {.chains = 16, .steps = 2'000, .seed = 7});
 
   using E = eight_schools;
   auto theta = ember::generated<"theta", 8>([](auto const& p, ember::draw_rng&, std::span<double> out) {

@@ -36,7 +36,8 @@ bool same_draws(R const& a, R const& b) {
          std::memcmp(fa.data(), fb.data(), fa.size() * sizeof(T)) == 0 && a.acceptance_rate() == b.acceptance_rate() &&
          a.gradients() == b.gradients() && a.warmup_gradients() == b.warmup_gradients() &&
          a.sample_stats() == b.sample_stats() && a.sample_stats_data().size() == b.sample_stats_data().size() &&
-         std::memcmp(a.sample_stats_data().data(), b.sample_stats_data().data(), a.sample_stats_data().size_bytes()) == 0;
+         (a.sample_stats_data().empty() ||  // (memcmp of an empty buffer's null pointer is undefined)
+          std::memcmp(a.sample_stats_data().data(), b.sample_stats_data().data(), a.sample_stats_data().size_bytes()) == 0);
 }
 
 // Saved after `cut` transitions by one pipeline, loaded into `other` (same structure), continued
