@@ -17,6 +17,9 @@ class Fit:
         (gradient evaluations), `truncated` (bool: a cap cut the trajectory short; for NUTS
         `reached_max_treedepth`), and for HMC-family samplers `energy` (the Hamiltonian after the
         momentum draw, what ArviZ's E-BFMI reads) and for NUTS `tree_depth`.
+    bfmi: (chain,) each chain's E-BFMI where the sampler reports its Hamiltonian (HMC family and
+        NUTS; NaN for a diverged chain), as `arviz.bfmi` computes it, else None; ember's summary
+        warns below 0.3.
     chain_diverged: (chain,) bool, chains that went non-finite and were frozen (ember drops them
         from the summary); chain_acceptance: (chain,) each chain's acceptance rate after warm-up.
     stats: the run's totals (divergent_transitions, gradients, warmup_gradients, seconds,
@@ -50,6 +53,7 @@ class Fit:
             self.posterior["x"] = cols
         self._summary = raw.get("summary")
         self.summary_text = raw.get("summary_text", "")
+        self.bfmi = raw.get("bfmi")
 
     @property
     def num_chains(self):

@@ -108,6 +108,9 @@ def test_sample_stats_nuts_and_arviz(eight):
     e = st["energy"]
     ours = np.mean(np.diff(e, axis=1) ** 2, axis=1) / np.var(e, axis=1, ddof=1)
     np.testing.assert_allclose(az.bfmi(idata), ours, rtol=1e-10)
+    # ember's own, from its summary, is ArviZ's to rounding.
+    np.testing.assert_allclose(fit.bfmi, az.bfmi(idata), rtol=1e-10)
+    assert "E-BFMI per chain: lowest" in fit.summary_text
 
 
 def test_layout_chain_then_draw():

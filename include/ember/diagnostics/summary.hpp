@@ -18,6 +18,14 @@
 ///    quantiles to be trusted);
 ///  - acceptance far from the kernel's target, and chains whose acceptance lies far from the
 ///    others', when the caller passes the target and the per-chain rates;
+///  - chains whose E-BFMI is below 0.3 (Stan's threshold), where the run kept each transition's
+///    Hamiltonian (`record_stats()` with a kernel that reports it: HMC, ChEES-HMC, NUTS):
+///    E-BFMI = Σₙ(Eₙ − Eₙ₋₁)² / Σₙ(Eₙ − Ē)² over a chain's kept draws (Betancourt 2016, "Diagnosing
+///    suboptimal cotangent disintegrations in Hamiltonian Monte Carlo"; ArviZ's `bfmi`, the mean
+///    of the N − 1 squared differences over the variance with divisor N − 1, is the same ratio);
+///    a low value says that
+///    drawing a fresh momentum barely changes the energy level, so the chain crosses between the
+///    bulk and the tails slowly;
 ///  - chains that sit apart: a chain whose mean of some dimension lies more than 3 typical
 ///    within-chain standard deviations (the median over chains) from the median of the chain
 ///    means, or whose distance from them over all dimensions, in those units, is above 3 and 3
@@ -29,10 +37,11 @@
 ///
 /// `summarize` reads only `result`'s public accessors (`samples()`, `chains()`, `kept()`,
 /// `divergent(c)`, `divergent_chains()`, `divergent_transitions()`, `acceptance_rate()`,
-/// `seconds()`, `final_states()`).
+/// `seconds()`, `final_states()`, and `sample_stat(draw_stat::energy)` where it has it).
 
 #include <ember/backend/detail/host_memory.hpp>
 #include <ember/diagnostics/convergence.hpp>
+#include <ember/pipeline/stages.hpp>  // draw_stat
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -100,6 +109,20 @@ struct summary_table {
   int apart_dim = 0;
   double apart_mean = 0, apart_distance = 0, apart_median = 0;
   std::vector<std::string> adaptation_warnings;  ///< the run's `adapted().warnings`, printed with the others
+  /// Each chain's E-BFMI (file comment) where the run kept the Hamiltonian and at least 3 draws,
+  /// NaN for a diverged chain; empty otherwise. Below `bfmi_threshold` is a warning.
+  std::vector<double> bfmi;
+  static constexpr double bfmi_threshold = 0.3;
+  /// Live chains with E-BFMI below the threshold, and the lowest value with its chain.
+  std::int64_t low_bfmi_chains() const {
+    return std::count_if(bfmi.begin(), bfmi.end(), [](double e) { return e < bfmi_threshold; });
+  }
+  std::int64_t lowest_bfmi_chain() const {
+    std::int64_t lo = -1;
+    for (std::size_t c = 0; c < bfmi.size(); ++c)
+      if (std::isfinite(bfmi[c]) && (lo < 0 || bfmi[c] < bfmi[std::size_t(lo)])) lo = std::int64_t(c);
+    return lo;
+  }
   /// Each column's name where the result names them (`result::column_name`: a posterior in a
   /// model's terms), else empty and the columns are "dim d".
   std::vector<std::string> names;
@@ -163,6 +186,16 @@ struct summary_table {
       w.emplace_back(b);
     }
     for (auto const& a : adaptation_warnings) w.push_back(a);
+    if (std::int64_t const low = low_bfmi_chains(); low > 0) {
+      std::int64_t const c = lowest_bfmi_chain();
+      std::snprintf(b, sizeof b,
+                    "WARNING: E-BFMI below %.1f in %lld of %lld chains (lowest %.3f, chain %lld): a fresh momentum "
+                    "barely changes the energy level, so these chains cross between the posterior's bulk and its "
+                    "tails slowly (heavy tails, a funnel) and may not have seen the tails at all. Reparametrise "
+                    "(non-centred), or use a metric that fits the posterior (a dense metric where it is correlated).",
+                    bfmi_threshold, (long long)low, (long long)live_chains(), bfmi[std::size_t(c)], (long long)c);
+      w.emplace_back(b);
+    }
     if (!has_statistics()) return w;
     if (from_draws) {
       int bad_r = 0, worst_r = 0, over = 0, low = 0, worst_low = 0;
@@ -307,6 +340,10 @@ struct summary_table {
                     s.chain_acceptance_min, s.chain_acceptance_median, s.chain_acceptance_max);
       os << line;
     }
+    if (std::int64_t const c = s.lowest_bfmi_chain(); c >= 0) {
+      std::snprintf(line, sizeof line, "  E-BFMI per chain: lowest %.3f (chain %lld)\n", s.bfmi[std::size_t(c)], (long long)c);
+      os << line;
+    }
     for (; next < warnings.size(); ++next) os << "  " << warnings[next] << "\n";
     return os;
   }
@@ -423,6 +460,32 @@ summary_table<R::dim> summary_head(R const& r, summary_options const& o, std::ve
   }
   return s;
 }
+// E-BFMI of one chain's energies e[0..n) (file comment); NaN for fewer than 3 or a constant run.
+template <class E>
+double energy_bfmi(E const& e, std::int64_t n) {
+  if (n < 3) return std::numeric_limits<double>::quiet_NaN();
+  double m = 0;
+  for (std::int64_t k = 0; k < n; ++k) m += double(e(k));
+  m /= double(n);
+  double num = 0, den = 0;
+  for (std::int64_t k = 0; k < n; ++k) {
+    double const d = double(e(k)) - m;
+    den += d * d;
+    if (k > 0) num += (double(e(k)) - double(e(k - 1))) * (double(e(k)) - double(e(k - 1)));
+  }
+  return den > 0 ? num / den : std::numeric_limits<double>::quiet_NaN();
+}
+// Each chain's E-BFMI where `r` kept the Hamiltonian of its transitions (NaN for diverged chains).
+template <int D, class R>
+void chain_bfmi(summary_table<D>& s, R const& r) {
+  if constexpr (requires { r.has_sample_stat(draw_stat::energy); r.sample_stat(draw_stat::energy, 0, 0); })
+    if (r.has_sample_stat(draw_stat::energy) && r.kept() >= 3) {
+      s.bfmi.assign(std::size_t(r.chains()), std::numeric_limits<double>::quiet_NaN());
+      for (std::int64_t c = 0; c < r.chains(); ++c)
+        if (!r.divergent(c))
+          s.bfmi[std::size_t(c)] = energy_bfmi([&](std::int64_t k) { return r.sample_stat(draw_stat::energy, k, c); }, r.kept());
+    }
+}
 // A row of the table from one dimension's diagnostics.
 template <int D>
 typename summary_table<D>::row summary_row(convergence const& c) {
@@ -436,6 +499,7 @@ summary_table<R::dim> summarize(R const& r, summary_options const& o = {}) {
   constexpr int D = R::dim;
   std::vector<std::int64_t> live;
   summary_table<D> s = detail::summary_head(r, o, live);
+  detail::chain_bfmi(s, r);
   auto const draws = r.samples();
   // Draw k of chain c in dimension d. Every index is in range here: result's view is read through
   // its pointer in the documented layout (result.hpp), without the index checks of its operator().

@@ -119,11 +119,11 @@ void save_npz_with(R const& r, R const& totals, std::string const& path, summary
         std::vector<T> const v = r.sample_stat(st);
         std::array<std::size_t, 2> const shape{C, K};
         std::string const name = "sample_stats." + r.sample_stat_name(st);
-        if (st == draw_stat::diverging || st == draw_stat::truncated) {
+        if (kind_of(st) == draw_stat_kind::flag) {
           z.add_streamed<bool>(name, shape, [&](bool* buf, std::size_t first, std::size_t count) {
             for (std::size_t i = 0; i < count; ++i) buf[i] = v[first + i] != T(0);
           });
-        } else if (st == draw_stat::n_steps || st == draw_stat::tree_depth) {
+        } else if (kind_of(st) == draw_stat_kind::count) {
           std::vector<std::int64_t> n(v.size());
           for (std::size_t i = 0; i < v.size(); ++i) n[i] = std::int64_t(v[i]);
           z.add(name, n.data(), shape);

@@ -7,10 +7,12 @@
 #include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
+#include <ember/pipeline/stages.hpp>  // draw_stat
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace ember {
 
@@ -83,19 +85,28 @@ EMBER_HD EMBER_INLINE void mask_frozen_report(step_info<S>& info, mask_t<S> cons
   info.tree_depth = select(frozen, S(T(0)), info.tree_depth);
 }
 
-/// The `record_stats()` columns of a kept transition, in the pipeline's column order
-/// (`P::stat_at`): the kept state `s` and what its transition reported.
+/// Statistic `St` of a kept transition: from the kept state `s` and what its transition reported.
+template <draw_stat St, class S, class State>
+EMBER_HD EMBER_INLINE S draw_stat_value(State const& s, step_info<S> const& info) {
+  using T = element_t<S>;
+  if constexpr (St == draw_stat::lp) return -s.energy;
+  else if constexpr (St == draw_stat::acceptance_rate) return info.accept_prob;
+  else if constexpr (St == draw_stat::diverging) return select(info.divergent, S(T(1)), S(T(0)));
+  else if constexpr (St == draw_stat::n_steps) return info.gradients;
+  else if constexpr (St == draw_stat::truncated) return select(info.truncated, S(T(1)), S(T(0)));
+  else if constexpr (St == draw_stat::energy) return info.hamiltonian;
+  else return info.tree_depth;
+}
+template <class P, class S, class State, int... J>
+EMBER_HD EMBER_INLINE void draw_stat_values(State const& s, step_info<S> const& info, S* out,
+                                            std::integer_sequence<int, J...>) {
+  ((out[J] = draw_stat_value<P::stat_at(J)>(s, info)), ...);
+}
+/// The `record_stats()` columns of a kept transition, in the pipeline's column order (`P::stat_at`,
+/// the one place that order is written).
 template <class P, class S, class State>
 EMBER_HD EMBER_INLINE void draw_stat_values(State const& s, step_info<S> const& info, S* out) {
-  using T = element_t<S>;
-  out[0] = -s.energy;
-  out[1] = info.accept_prob;
-  out[2] = select(info.divergent, S(T(1)), S(T(0)));
-  out[3] = info.gradients;
-  out[4] = select(info.truncated, S(T(1)), S(T(0)));
-  int j = 5;
-  if constexpr (P::reports_hamiltonian) out[j++] = info.hamiltonian;
-  if constexpr (P::reports_tree_depth) out[j++] = info.tree_depth;
+  draw_stat_values<P>(s, info, out, std::make_integer_sequence<int, P::stat_count>{});
 }
 
 namespace detail {

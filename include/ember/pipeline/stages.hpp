@@ -55,6 +55,14 @@ inline char const* draw_stat_name(draw_stat s, bool tree = false) {
   }
   return "?";
 }
+/// How `s` is stored where a file or an array has types (ArviZ's): a flag as bool, a count as a
+/// 64-bit integer, the rest as the run's floating type.
+enum class draw_stat_kind { flag, count, real };
+constexpr draw_stat_kind kind_of(draw_stat s) {
+  return s == draw_stat::diverging || s == draw_stat::truncated    ? draw_stat_kind::flag
+         : s == draw_stat::n_steps || s == draw_stat::tree_depth ? draw_stat_kind::count
+                                                                  : draw_stat_kind::real;
+}
 
 // --- warm-up ---
 

@@ -212,11 +212,11 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
     std::vector<T> const v = res.sample_stat(st);
     std::vector<std::size_t> const shape{std::size_t(C), std::size_t(K)};
     auto const name = res.sample_stat_name(st);
-    if (st == draw_stat::diverging || st == draw_stat::truncated) {
+    if (kind_of(st) == draw_stat_kind::flag) {
       std::vector<std::uint8_t> f(v.size());
       for (std::size_t i = 0; i < v.size(); ++i) f[i] = v[i] != T(0);
       stats[name.c_str()] = owned_array(std::move(f), shape);
-    } else if (st == draw_stat::n_steps || st == draw_stat::tree_depth) {
+    } else if (kind_of(st) == draw_stat_kind::count) {
       std::vector<std::int64_t> n(v.size());
       for (std::size_t i = 0; i < v.size(); ++i) n[i] = std::int64_t(v[i]);
       stats[name.c_str()] = owned_array(std::move(n), shape);
@@ -286,6 +286,7 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
       std::ostringstream text;
       text << t;
       out["summary_text"] = text.str();
+      if (!t.bfmi.empty()) out["bfmi"] = owned_array(std::vector<double>(t.bfmi), {t.bfmi.size()});
       auto const nd = std::size_t(C2);
       std::vector<double> m(nd), sd(nd), mcse(nd), ess(nd), ess_tail(nd), rhat(nd);
       for (int d = 0; d < C2; ++d) {
