@@ -12,6 +12,7 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -106,48 +107,79 @@ _PRECOMPILED = ["ember/ember.hpp", "nanobind/nanobind.h", "nanobind/ndarray.h", 
                 "nanobind/stl/unique_ptr.h", "nanobind/stl/vector.h"]
 
 
-def _shared_parts(cxx, compiler_line, include_dirs, target):
-    """What every model needs and no model changes, built once per compiler, flags, ember's
-    headers, Python and nanobind version into the cache: nanobind's library (an object file) and
-    a precompiled header of what python.hpp includes. Returns (object, header to -include, seconds
-    spent building them now: 0 when both were there)."""
+def _run_all(commands):
+    """Runs the commands at once; returns [(returncode, stderr)] in their order. On an exception
+    (Ctrl-C among them) the ones still running are killed and waited for before it goes on."""
+    procs = []
+    try:
+        for cmd in commands:
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        results = []
+        for p in procs:
+            err = p.communicate()[1]
+            results.append((p.returncode, err))
+        return results
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def _shared_parts(cxx, compiler_line, include_dirs, target, precompile):
+    """What every model needs and no model changes, built once per compiler, flags, target,
+    ember's headers, Python and nanobind version into the cache, in parallel: nanobind's library
+    (an object file) and, for g++ (`precompile`), a precompiled header of what python.hpp
+    includes. Returns (object, header to -include or None, seconds spent building now: 0 when
+    all was there). Processes building the same parts wait for each other (a lock file); a
+    precompiled header that fails to build is left out with a warning (it only saves time)."""
+    import fcntl
+    import warnings
+
     import nanobind
 
     key = hashlib.sha256("|".join([compiler_line, target, " ".join(_base_flags(include_dirs)), _headers_digest(include_dirs),
                                    sys.version, nanobind.__version__, _glue_version]).encode()).hexdigest()[:16]
     root = os.path.join(_cache_root(), f"shared-{key}")
     obj, header = os.path.join(root, "nanobind.o"), os.path.join(root, "ember_precompiled.hpp")
-    if os.path.exists(obj) and os.path.exists(header + ".gch"):
-        return obj, header, 0.0
+    gch = header + ".gch"
+    if os.path.exists(obj) and (not precompile or os.path.exists(gch)):
+        return obj, header if precompile else None, 0.0
     t0 = time.monotonic()
     os.makedirs(root, exist_ok=True)
-    with open(header + ".tmp", "w") as fh:
-        fh.write("".join(f"#include <{h}>\n" for h in _PRECOMPILED))
-    os.replace(header + ".tmp", header)
-    jobs = []
-    if not os.path.exists(obj):
-        fd, tmp_obj = tempfile.mkstemp(suffix=".o", dir=root)
-        os.close(fd)
-        src = os.path.join(nanobind.source_dir(), "nb_combined.cpp")
-        jobs.append(("nanobind's library", _nanobind_command(cxx, include_dirs, src, tmp_obj), tmp_obj, obj))
-    if not os.path.exists(header + ".gch"):
-        fd, tmp_gch = tempfile.mkstemp(suffix=".gch", dir=root)
-        os.close(fd)
-        jobs.append(("the precompiled header", [cxx] + _base_flags(include_dirs) + ["-x", "c++-header", header, "-o", tmp_gch],
-                     tmp_gch, header + ".gch"))
-    procs = [(what, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), tmp, final)
-             for what, cmd, tmp, final in jobs]
-    failed = None
-    for what, p, tmp, final in procs:
-        _, err = p.communicate()
-        if p.returncode != 0:
-            os.unlink(tmp)
-            failed = failed or f"ember.compile could not build {what}:\n" + err[-4000:]
-        else:
-            os.replace(tmp, final)
-    if failed:
-        raise RuntimeError(failed)
-    return obj, header, time.monotonic() - t0
+    with open(os.path.join(root, "lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building them: wait, then use its
+        jobs, temps = [], []
+        try:
+            if precompile and not os.path.exists(gch):
+                fd, tmp_hpp = tempfile.mkstemp(suffix=".hpp", dir=root)
+                temps.append(tmp_hpp)
+                with os.fdopen(fd, "w") as fh:
+                    fh.write("".join(f"#include <{h}>\n" for h in _PRECOMPILED))
+                os.replace(tmp_hpp, header)  # written only with its .gch, which is built from it below
+                fd, tmp_gch = tempfile.mkstemp(suffix=".gch", dir=root)
+                os.close(fd)
+                temps.append(tmp_gch)
+                jobs.append(("the precompiled header", [cxx] + _base_flags(include_dirs) + ["-x", "c++-header", header, "-o", tmp_gch],
+                             tmp_gch, gch))
+            if not os.path.exists(obj):
+                fd, tmp_obj = tempfile.mkstemp(suffix=".o", dir=root)
+                os.close(fd)
+                temps.append(tmp_obj)
+                src = os.path.join(nanobind.source_dir(), "nb_combined.cpp")
+                jobs.append(("nanobind's library", _nanobind_command(cxx, include_dirs, src, tmp_obj), tmp_obj, obj))
+            for (what, _, tmp, final), (rc, err) in zip(jobs, _run_all([cmd for _, cmd, _, _ in jobs])):
+                if rc == 0:
+                    os.replace(tmp, final)
+                elif final == gch:
+                    warnings.warn("ember.compile could not build its precompiled header (compiling without it):\n" + err[-2000:])
+                else:
+                    raise RuntimeError(f"ember.compile could not build {what}:\n" + err[-4000:])
+        finally:
+            for t in temps:
+                if os.path.exists(t):
+                    os.unlink(t)
+    return obj, header if precompile and os.path.exists(gch) else None, time.monotonic() - t0
 
 
 # Bumped whenever the generated glue or the way it is compiled changes (part of the cache key).
@@ -181,14 +213,16 @@ def _model_name(source, model):
 
 class Compiled:
     """A compiled model: call it with the model's data (keyword arguments or a dict) for an
-    `ember.Energy`. `compile_seconds` is 0 when it came from the cache."""
+    `ember.Energy`. `compile_seconds` is 0 when it came from the cache; `units` is how many units
+    compiled it in parallel (1 where the source defines what units cannot share; 0 from the cache)."""
 
-    def __init__(self, cls, name, path, seconds, from_cache):
+    def __init__(self, cls, name, path, seconds, from_cache, units=0):
         self._cls = cls
         self.name = name
         self.path = path
         self.compile_seconds = seconds
         self.from_cache = from_cache
+        self.units = units
         self.dim = cls.dim
         self.samplers = tuple(cls.samplers)
 
@@ -251,37 +285,30 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
             raise RuntimeError(f"ember.compile: {name} is already loaded in this process from the cache; "
                                "an extension cannot be reloaded (start a new process to rebuild it)")
         os.unlink(so)
-    seconds, from_cache = 0.0, os.path.exists(so)
+    seconds, from_cache, units = 0.0, os.path.exists(so), 0
     if not from_cache:
-        nb_obj, precompiled, shared_seconds = _shared_parts(cxx, compiler_line, include_dirs, target)
+        # The precompiled header is g++'s and made with ember's flags: with flags of the user's
+        # beyond include directories (which could make g++ ignore it, or define macros it was
+        # made without) the units parse the headers themselves.
+        precompile = "clang" not in compiler_line.lower() and all(f.startswith("-I") for f in flags)
+        nb_obj, precompiled, shared_seconds = _shared_parts(cxx, compiler_line, include_dirs, target, precompile)
         if verbose and shared_seconds > 0:
-            print(f"ember: built nanobind's library and ember's precompiled header into the cache once in "
-                  f"{shared_seconds:.1f} s (every model compiled here uses them)", file=sys.stderr)
+            print(f"ember: built what every model shares (nanobind's library, ember's precompiled header) into the "
+                  f"cache once in {shared_seconds:.1f} s", file=sys.stderr)
         t0 = time.monotonic()
         shown = path or f"<ember.compile {name}>"
-        units = _units(source, name, samplers, dtype, key, module, shown, os.cpu_count() or 1)
-        base = [cxx, "-include", precompiled] + _base_flags(include_dirs) + flags
-        work = tempfile.mkdtemp(prefix=module, dir=cache)
+        # Units in parallel, unless the source defines something that units cannot share: an
+        # anonymous namespace (a type of its own in each unit), or, found at the link, a
+        # definition that is not inline (defined in each unit).
+        one_unit = re.search(r"\bnamespace\s*\{", source) is not None
         try:
-            jobs = []
-            for i, text in enumerate(units):
-                cpp = os.path.join(work, f"unit{i}.cpp")
-                with open(cpp, "w") as fh:
-                    fh.write(text)
-                jobs.append((cpp, base + ["-c", cpp, "-o", cpp[:-4] + ".o"]))
-            errors = _run_parallel([cmd for _, cmd in jobs])
-            if errors is not None:
-                raise CompileError(_diagnostics(errors, shown, jobs[0][1]))
-            tmp_so = os.path.join(work, "module.so")
-            link = [cxx, "-shared", "-fopenmp"] + [cpp[:-4] + ".o" for cpp, _ in jobs] + [nb_obj, "-Wl,--gc-sections", "-o", tmp_so]
-            r = subprocess.run(link, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise CompileError(_diagnostics(r.stderr, shown, link))
-            os.replace(tmp_so, so)
-        finally:
-            for f in os.listdir(work):
-                os.unlink(os.path.join(work, f))
-            os.rmdir(work)
+            units = _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module, shown,
+                           1 if one_unit else _cores(), so, cache)
+        except CompileError as e:
+            if one_unit or "multiple definition" not in str(e):
+                raise
+            units = _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module, shown,
+                           1, so, cache)
         seconds = time.monotonic() - t0
         if verbose:
             print(f"ember: compiled {name} ({', '.join(samplers)}) in {seconds:.1f} s", file=sys.stderr)
@@ -292,7 +319,7 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
         mod = importlib.util.module_from_spec(spec)
         loader.exec_module(mod)
         sys.modules[module] = mod
-    return Compiled(mod.Model, name, so, seconds, from_cache)
+    return Compiled(mod.Model, name, so, seconds, from_cache, units)
 
 
 def _units(source, name, samplers, dtype, key, module, shown, cores):
@@ -317,7 +344,7 @@ def _units(source, name, samplers, dtype, key, module, shown, cores):
     module_unit = head + declarations(0) + [to_python] + [
         "namespace {",
         "struct ember_compiled_factory {",
-        f"  static auto make(ember::python::data const& d) {{ return ember::python::energy_of<{name}, {DTYPES[dtype]}>(d); }}",
+        f"  static ember_compiled_energy make(ember::python::data const& d) {{ return ember::python::energy_of<{name}, {DTYPES[dtype]}>(d); }}",
         "};",
         "}  // namespace",
         f"NB_MODULE({module}, m) {{",
@@ -330,13 +357,39 @@ def _units(source, name, samplers, dtype, key, module, shown, cores):
     return ["\n".join(u) + "\n" for u in [module_unit] + other_units]
 
 
-def _run_parallel(commands):
-    """Runs the compiler commands at once (`_units` makes no more than there are cores); None when
-    all succeeded, else the messages of the first that failed (in the order given)."""
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cmd in commands]
-    errors = [p.communicate()[1] for p in procs]
-    failed = [e for p, e in zip(procs, errors) if p.returncode != 0]
-    return failed[0] if failed else None
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))  # what this process may use (a container's limit among it)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module, shown, cores, so,
+           cache):
+    """Compiles the model's units at once and links them with nanobind's library into `so`;
+    raises CompileError with the messages of the first unit that failed, or of the link."""
+    units = _units(source, name, samplers, dtype, key, module, shown, cores)
+    base = [cxx] + (["-include", precompiled] if precompiled else []) + _base_flags(include_dirs) + flags
+    work = tempfile.mkdtemp(prefix=module, dir=cache)
+    try:
+        commands = []
+        for i, text in enumerate(units):
+            cpp = os.path.join(work, f"unit{i}.cpp")
+            with open(cpp, "w") as fh:
+                fh.write(text)
+            commands.append(base + ["-c", cpp, "-o", cpp[:-4] + ".o"])
+        for cmd, (rc, err) in zip(commands, _run_all(commands)):
+            if rc != 0:
+                raise CompileError(_diagnostics(err, shown, cmd))
+        tmp_so = os.path.join(work, "module.so")
+        link = [cxx, "-shared", "-fopenmp"] + flags + [cmd[-1] for cmd in commands] + [nb_obj, "-Wl,--gc-sections", "-o", tmp_so]
+        r = subprocess.run(link, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise CompileError(_diagnostics(r.stderr, shown, link))
+        os.replace(tmp_so, so)
+        return len(units)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _diagnostics(stderr, shown, cmd):
@@ -351,4 +404,4 @@ def _diagnostics(stderr, shown, cmd):
         head += own[:20]
     rest = "\n".join(lines[:200])
     return ("\n".join(head) + ("\n\n" if head else "") + "compiler output:\n" + rest +
-            "\n\ncommand: " + " ".join(shlex.quote(c) for c in cmd[:3]) + " ...")
+            "\n\ncommand: " + shlex.quote(cmd[0]) + " ... " + " ".join(shlex.quote(c) for c in cmd[-4:]))

@@ -63,7 +63,9 @@ def test_compiled_model_against_posteriordb(compiled):
 
 def test_cache_and_data_checks(compiled):
     again = ember.compile(KIDSCORE_MOMIQ, samplers=["chees_hmc", "nuts"])
-    assert again.from_cache and again.path == compiled.path
+    assert again.from_cache and again.path == compiled.path and again.units == 0
+    # Compiled as one unit per core at most: the module's, and the two samplers' runs.
+    assert compiled.from_cache or compiled.units == min(ember._compile._cores(), 3)
     with pytest.raises(ValueError, match="'mom_iq' must have 3 values"):
         compiled(kid_score=[1.0, 2.0, 3.0], mom_iq=[1.0, 2.0])
     with pytest.raises(ValueError, match="reads data 'kid_score', which was not given"):
@@ -102,3 +104,30 @@ def test_glm_linear_against_its_exact_posterior():
     assert np.all(np.abs(z) < 5), (summary, mean)
     with pytest.raises(ValueError, match="y must be a vector of 200 values"):
         ember.glm.logistic(X, y[:10])
+
+
+# A helper defined at namespace scope without `inline` exists once per unit: the units' link
+# refuses it, and ember.compile builds the model again as one unit.
+HELPER_NOT_INLINE = r"""
+#include <ember/ember.hpp>
+
+double prior_scale() { return 2.0; }
+
+struct scaled_normal {
+  static constexpr auto mu = ember::param<"mu">();
+  static constexpr auto params = ember::params(mu);
+  template <class M>
+  void operator()(M& m) const {
+    m.add(ember::normal_lpdf(m[mu], 0.0, prior_scale()));
+  }
+};
+"""
+
+
+def test_definition_that_units_cannot_share():
+    compiled = ember.compile(HELPER_NOT_INLINE, samplers="mala", force=True)
+    assert compiled.units == 1
+    fit = ember.sample(compiled(), sampler="mala", chains=8, warmup=500, draws=1000, seed=3, progress=False)
+    s = fit.summary()
+    # N(0, 2^2): the mean within 5 MCSE of 0.
+    assert abs(s.loc["mu", "mean"]) < 5 * s.loc["mu", "mcse_mean"]

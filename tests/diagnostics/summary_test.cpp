@@ -45,7 +45,12 @@ struct fake_result {
   // Each transition's Hamiltonian, energy[k·C + c], where the test gives it (record_stats()).
   std::vector<double> energy;
   bool has_sample_stat(ember::draw_stat s) const { return s == ember::draw_stat::energy && !energy.empty(); }
-  double sample_stat(ember::draw_stat, std::int64_t k, std::int64_t c) const { return energy[std::size_t(k * C + c)]; }
+  std::vector<double> sample_stat(ember::draw_stat) const {  // (chain, draw), as result::sample_stat(s)
+    std::vector<double> v(energy.size());
+    for (std::int64_t c = 0; c < C; ++c)
+      for (std::int64_t k = 0; k < K; ++k) v[std::size_t(c * K + k)] = energy[std::size_t(k * C + c)];
+    return v;
+  }
 };
 
 // Dimension d of every chain from its own AR(1) draws (chains × draws from ember_test::ar1).

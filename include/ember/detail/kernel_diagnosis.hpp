@@ -4,8 +4,8 @@
 /// points (`operator|`, `sample`, `start`) call it before they use K, so a misuse prints one
 /// `static_assert` naming the missing or wrong member instead of "no match for 'operator|'" or an
 /// error deep in the fused loop. It checks the pieces of `TransitionKernel` (core/concepts.hpp)
-/// in order and stops at the first one K misses; then, on the CPU, that `init` and `step` also
-/// take the SIMD batch a run calls them with. The compiler names K in the line above the
+/// in order and stops at the first one K misses; then, on the CPU, that its energy, `init` and
+/// `step` also take the SIMD batch a run calls them with. The compiler names K in the line above the
 /// sentence ("required from ... [with K = ...]").
 
 #include <ember/core/concepts.hpp>
@@ -25,6 +25,14 @@ using run_batch = T;
 template <class T>
 using run_batch = simd_batch<T>;
 #endif
+
+// Whether energy E takes the batch type a run calls it with: value(x), and value_and_grad(x, g)
+// where E has it (a built-in kernel's init and step are templates, so a scalar-only energy
+// would otherwise fail deep inside them).
+template <class E, class B = run_batch<typename E::value_type>>
+constexpr bool energy_takes_batch =
+    requires(E const& e, vec<B, E::dim> const& x) { e.value(x); } &&
+    (!DifferentiableEnergy<E> || requires(E const& e, vec<B, E::dim> const& x, vec<B, E::dim>& g) { e.value_and_grad(x, g); });
 
 // The state init returns, then step at the scalar type and at the batch type.
 template <class K, class State>
@@ -105,6 +113,11 @@ constexpr bool kernel_diagnosis() {
   } else if constexpr (!kernel_types_match<K>) {
     static_assert(always_false<K>,
                   "ember: not a transition kernel: it needs value_type and dim members equal to its energy_type's");
+  } else if constexpr (!energy_takes_batch<typename K::energy_type>) {
+    static_assert(always_false<K>,
+                  "ember: the energy's value(x) or value_and_grad(x, g) takes only vec<value_type, dim>, but on the "
+                  "CPU a run calls it with a SIMD batch of chains: make it a template on the scalar type S "
+                  "(template <class S> S value(ember::vec<S, dim> const& x) const)");
   } else {
     return kernel_member_diagnosis<K>();
   }

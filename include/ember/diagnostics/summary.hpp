@@ -478,12 +478,14 @@ double energy_bfmi(E const& e, std::int64_t n) {
 // Each chain's E-BFMI where `r` kept the Hamiltonian of its transitions (NaN for diverged chains).
 template <int D, class R>
 void chain_bfmi(summary_table<D>& s, R const& r) {
-  if constexpr (requires { r.has_sample_stat(draw_stat::energy); r.sample_stat(draw_stat::energy, 0, 0); })
+  if constexpr (requires { r.has_sample_stat(draw_stat::energy); r.sample_stat(draw_stat::energy); })
     if (r.has_sample_stat(draw_stat::energy) && r.kept() >= 3) {
       s.bfmi.assign(std::size_t(r.chains()), std::numeric_limits<double>::quiet_NaN());
+      auto const e = r.sample_stat(draw_stat::energy);  // (chain, draw): one column read once
+      std::int64_t const K = r.kept();
       for (std::int64_t c = 0; c < r.chains(); ++c)
         if (!r.divergent(c))
-          s.bfmi[std::size_t(c)] = energy_bfmi([&](std::int64_t k) { return r.sample_stat(draw_stat::energy, k, c); }, r.kept());
+          s.bfmi[std::size_t(c)] = energy_bfmi([&](std::int64_t k) { return e[std::size_t(c * K + k)]; }, K);
     }
 }
 // A row of the table from one dimension's diagnostics.
