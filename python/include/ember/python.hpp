@@ -338,35 +338,15 @@ class run_of final : public run_handle {
   using T = typename U::value_type;
   static constexpr int D = U::dim;
 
-  run_of(U const& u, settings const& s, std::span<vec<T, D> const> init)
-      : energy_(u), run_(ember::start(Sampler::pipeline(energy_, s), {.chains = s.chains, .seed = s.seed, .init = init})) {
-    hook(s);
-  }
-  run_of(U const& u, settings const& s, std::string const& path)
-      : energy_(u), run_(run_type::load(Sampler::pipeline(energy_, s), path)) {
-    hook(s);
-  }
-
-  void advance(std::int64_t n, nb::object progress) override {
-    busy_guard const busy(busy_);
-    progress_ = std::move(progress);
-    last_ = {};
-    struct reset {  // also when the run stops with an exception (Ctrl-C): no callable kept alive
-      nb::object& p;
-      ~reset() { p = nb::object(); }
-    } const r{progress_};
-    nb::gil_scoped_release release;
-    run_.advance(n);
-  }
-  nb::dict result() const override {
-    busy_guard const busy(busy_);
-    return detail::result_dict(run_.result(), energy_);
-  }
-  void save(std::string const& path) const override {
-    busy_guard const busy(busy_);
-    nb::gil_scoped_release release;
-    run_.save(path);
-  }
+  // The members that start, advance, read and save the run are defined below the class, not in
+  // it: members defined in the class are inline, which `extern template class run_of<U, S>`
+  // does not keep a unit from compiling (ember.compile instantiates each sampler's run in one
+  // unit and declares it extern in the others).
+  run_of(U const& u, settings const& s, std::span<vec<T, D> const> init);
+  run_of(U const& u, settings const& s, std::string const& path);
+  void advance(std::int64_t n, nb::object progress) override;
+  nb::dict result() const override;
+  void save(std::string const& path) const override;
   std::int64_t transitions() const override { return run_.transitions(); }
   std::int64_t chains() const override { return run_.chains(); }
   std::int64_t warmup() const override { return run_.schedule().warmup; }
@@ -405,6 +385,40 @@ class run_of final : public run_handle {
   nb::object progress_;
   std::chrono::steady_clock::time_point last_{};
 };
+
+template <class U, class Sampler>
+run_of<U, Sampler>::run_of(U const& u, settings const& s, std::span<vec<T, D> const> init)
+    : energy_(u), run_(ember::start(Sampler::pipeline(energy_, s), {.chains = s.chains, .seed = s.seed, .init = init})) {
+  hook(s);
+}
+template <class U, class Sampler>
+run_of<U, Sampler>::run_of(U const& u, settings const& s, std::string const& path)
+    : energy_(u), run_(run_type::load(Sampler::pipeline(energy_, s), path)) {
+  hook(s);
+}
+template <class U, class Sampler>
+void run_of<U, Sampler>::advance(std::int64_t n, nb::object progress) {
+  busy_guard const busy(busy_);
+  progress_ = std::move(progress);
+  last_ = {};
+  struct reset {  // also when the run stops with an exception (Ctrl-C): no callable kept alive
+    nb::object& p;
+    ~reset() { p = nb::object(); }
+  } const r{progress_};
+  nb::gil_scoped_release release;
+  run_.advance(n);
+}
+template <class U, class Sampler>
+nb::dict run_of<U, Sampler>::result() const {
+  busy_guard const busy(busy_);
+  return detail::result_dict(run_.result(), energy_);
+}
+template <class U, class Sampler>
+void run_of<U, Sampler>::save(std::string const& path) const {
+  busy_guard const busy(busy_);
+  nb::gil_scoped_release release;
+  run_.save(path);
+}
 
 namespace detail {
 
