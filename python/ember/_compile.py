@@ -143,7 +143,10 @@ def _shared_parts(cxx, compiler_line, include_dirs, target, precompile):
     root = os.path.join(_cache_root(), f"shared-{key}")
     obj, header = os.path.join(root, "nanobind.o"), os.path.join(root, "ember_precompiled.hpp")
     gch = header + ".gch"
+    no_gch = os.path.join(root, "precompiled-header-failed")  # then compile without it, not retry it each time
+    precompile = precompile and not os.path.exists(no_gch)
     if os.path.exists(obj) and (not precompile or os.path.exists(gch)):
+        os.utime(root)  # used now (_remove_stale_shared keeps what was used in the last week)
         return obj, header if precompile else None, 0.0
     t0 = time.monotonic()
     os.makedirs(root, exist_ok=True)
@@ -172,14 +175,45 @@ def _shared_parts(cxx, compiler_line, include_dirs, target, precompile):
                 if rc == 0:
                     os.replace(tmp, final)
                 elif final == gch:
-                    warnings.warn("ember.compile could not build its precompiled header (compiling without it):\n" + err[-2000:])
+                    warnings.warn("ember.compile could not build its precompiled header (compiling without it; delete "
+                                  f"{no_gch} to try again):\n" + err[-2000:])
+                    open(no_gch, "w").close()
                 else:
                     raise RuntimeError(f"ember.compile could not build {what}:\n" + err[-4000:])
         finally:
             for t in temps:
                 if os.path.exists(t):
                     os.unlink(t)
+    _remove_stale_shared(root)
     return obj, header if precompile and os.path.exists(gch) else None, time.monotonic() - t0
+
+
+_STALE_DAYS = 7
+
+
+def _remove_stale_shared(keep):
+    """Removes the cache's other `shared-*` directories (about 220 MB each, left by earlier ember
+    versions, compilers or flags) that no compile has used for `_STALE_DAYS` days and that no
+    process is compiling with now (a compile holds its directory's lock shared; this takes it
+    exclusively without waiting). Called when new shared parts were built."""
+    import fcntl
+
+    parent = os.path.dirname(keep)
+    for entry in os.listdir(parent):
+        d = os.path.join(parent, entry)
+        if not entry.startswith("shared-") or d == keep or not os.path.isdir(d):
+            continue
+        try:
+            if time.time() - os.path.getmtime(d) < _STALE_DAYS * 86400:
+                continue
+            with open(os.path.join(d, "lock"), "a") as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue  # in use
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            continue
 
 
 # Bumped whenever the generated glue or the way it is compiled changes (part of the cache key).
@@ -301,14 +335,18 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
         # anonymous namespace (a type of its own in each unit), or, found at the link, a
         # definition that is not inline (defined in each unit).
         one_unit = re.search(r"\bnamespace\s*\{", source) is not None
-        try:
-            units = _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module, shown,
-                           1 if one_unit else _cores(), so, cache)
-        except CompileError as e:
-            if one_unit or "multiple definition" not in str(e):
-                raise
-            units = _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module, shown,
-                           1, so, cache)
+        import fcntl
+
+        with open(os.path.join(os.path.dirname(nb_obj), "lock"), "a") as in_use:
+            fcntl.flock(in_use, fcntl.LOCK_SH)  # the shared parts stay while the units read them
+            try:
+                units = _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module,
+                               shown, 1 if one_unit else _cores(), so, cache)
+            except CompileError as e:
+                if one_unit or "multiple definition" not in str(e):
+                    raise
+                units = _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module,
+                               shown, 1, so, cache)
         seconds = time.monotonic() - t0
         if verbose:
             print(f"ember: compiled {name} ({', '.join(samplers)}) in {seconds:.1f} s", file=sys.stderr)

@@ -131,3 +131,27 @@ def test_definition_that_units_cannot_share():
     s = fit.summary()
     # N(0, 2^2): the mean within 5 MCSE of 0.
     assert abs(s.loc["mu", "mean"]) < 5 * s.loc["mu", "mcse_mean"]
+
+
+def test_stale_shared_parts_are_removed(tmp_path):
+    """Shared parts (about 220 MB each) that no compile used for a week go when new ones are
+    built; recent ones, and ones a compile holds, stay."""
+    import fcntl
+    import time
+
+    from ember import _compile
+
+    keep, old, recent, held = (tmp_path / f"shared-{n}" for n in ("keep", "old", "recent", "held"))
+    week_ago = time.time() - 8 * 86400
+    for d in (keep, old, recent, held):
+        d.mkdir()
+        (d / "nanobind.o").write_bytes(b"x")
+        (d / "lock").write_bytes(b"")
+    for d in (old, held):  # last: a file made in a directory would make it recent again
+        os.utime(d, (week_ago, week_ago))
+    with open(held / "lock", "a") as in_use:
+        fcntl.flock(in_use, fcntl.LOCK_SH)
+        assert time.time() - os.path.getmtime(held) > 7 * 86400
+        _compile._remove_stale_shared(str(keep))
+    assert keep.exists() and recent.exists() and held.exists()
+    assert not old.exists()
