@@ -19,9 +19,11 @@ fi
 # From PyPI into tools/.venv, which CMake finds at configure time: NumPy, SciPy and ArviZ for the
 # tests that compare with them (io_numpy_test, diagnostics_arviz_compare, distributions_scipy,
 # posteriordb_python, ...); nanobind, pytest and pandas for ember's Python package and its tests
-# (python_tests). `pip install ./python` installs that package elsewhere (docs/python.md).
+# (python_tests), and torch for its PyTorch cases (ember.nn on torch tensors, the training-loop
+# example; PyPI's wheel brings its CUDA libraries: about 5 GB and 1.5 min here).
+# `pip install ./python` installs that package elsewhere (docs/python.md).
 root="$(cd "$(dirname "$0")/.." && pwd)"
-if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz, pandas, nanobind, pytest" >/dev/null 2>&1; then
+if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz, pandas, nanobind, pytest, torch" >/dev/null 2>&1; then
   python3 -m venv "$root/tools/.venv"
-  "$root/tools/.venv/bin/pip" install -q --disable-pip-version-check numpy scipy arviz pandas nanobind pytest
+  "$root/tools/.venv/bin/pip" install -q --disable-pip-version-check numpy scipy arviz pandas nanobind pytest torch
 fi

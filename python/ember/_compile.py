@@ -126,9 +126,9 @@ def _run_all(commands):
                 p.wait()
 
 
-def _shared_parts(cxx, compiler_line, include_dirs, target, precompile):
+def _shared_parts(cxx, compiler_line, include_dirs, target, headers, precompile):
     """What every model needs and no model changes, built once per compiler, flags, target,
-    ember's headers, Python and nanobind version into the cache, in parallel: nanobind's library
+    ember's headers (`headers`, their digest), Python and nanobind version into the cache, in parallel: nanobind's library
     (an object file) and, for g++ (`precompile`), a precompiled header of what python.hpp
     includes. Returns (object, header to -include or None, seconds spent building now: 0 when
     all was there). Processes building the same parts wait for each other (a lock file); a
@@ -138,7 +138,7 @@ def _shared_parts(cxx, compiler_line, include_dirs, target, precompile):
 
     import nanobind
 
-    key = hashlib.sha256("|".join([compiler_line, target, " ".join(_base_flags(include_dirs)), _headers_digest(include_dirs),
+    key = hashlib.sha256("|".join([compiler_line, target, " ".join(_base_flags(include_dirs)), headers,
                                    sys.version, nanobind.__version__, _glue_version]).encode()).hexdigest()[:16]
     root = os.path.join(_cache_root(), f"shared-{key}")
     obj, header = os.path.join(root, "nanobind.o"), os.path.join(root, "ember_precompiled.hpp")
@@ -306,7 +306,8 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
     if path is not None:
         flags.append(f"-I{os.path.dirname(path)}")  # the file's own #include "..." beside it
     target = _target_machine(cxx)
-    key_text = "\n".join([source, name, ",".join(samplers), dtype, _headers_digest(include_dirs), compiler_line,
+    headers = _headers_digest(include_dirs)
+    key_text = "\n".join([source, name, ",".join(samplers), dtype, headers, compiler_line,
                           " ".join(_base_flags(include_dirs) + flags), target, _glue_version,
                           sys.version, nanobind.__version__, sysconfig.get_config_var("EXT_SUFFIX")])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:20]
@@ -325,7 +326,7 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
         # beyond include directories (which could make g++ ignore it, or define macros it was
         # made without) the units parse the headers themselves.
         precompile = "clang" not in compiler_line.lower() and all(f.startswith("-I") for f in flags)
-        nb_obj, precompiled, shared_seconds = _shared_parts(cxx, compiler_line, include_dirs, target, precompile)
+        nb_obj, precompiled, shared_seconds = _shared_parts(cxx, compiler_line, include_dirs, target, headers, precompile)
         if verbose and shared_seconds > 0:
             print(f"ember: built what every model shares (nanobind's library, ember's precompiled header) into the "
                   f"cache once in {shared_seconds:.1f} s", file=sys.stderr)

@@ -33,9 +33,8 @@ class Fit:
         self.sampler = sampler
         self.energy_name = energy.name
         self.draws = raw["draws"]
-        self.sample_stats = {k: (v.astype(bool) if k in ("diverging", "truncated", "reached_max_treedepth") else v)
-                             for k, v in raw["sample_stats"].items()}
-        self.chain_diverged = raw["chain_divergent"].astype(bool)
+        self.sample_stats = dict(raw["sample_stats"])  # flags bool, counts int64, the rest float64 (from C++)
+        self.chain_diverged = raw["chain_divergent"]
         self.stats = dict(raw["stats"])
         kept = max(int(self.stats["kept_transitions"]), 1)
         self.chain_acceptance = raw["chain_accepted"] / kept

@@ -14,7 +14,7 @@ def test_quickstart(capsys):
 
 
 def test_train_ebm_torch():
-    pytest.importorskip("torch")  # CI has no torch (PyPI's wheel brings 2.8 GB of CUDA libraries)
+    pytest.importorskip("torch")  # scripts/install_deps.sh installs it into tools/.venv
     example = runpy.run_path(os.path.join(EXAMPLES, "train_ebm_torch.py"))
     near = example["main"](steps=1000)
     # Uniform points in [-4, 4]^2 lie within 0.5 of one of the eight modes with probability

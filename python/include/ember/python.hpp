@@ -191,6 +191,13 @@ nb::ndarray<nb::numpy, T> owned_array(std::vector<T>&& v, std::vector<std::size_
   return nb::ndarray<nb::numpy, T>(heap->data(), shape.size(), shape.data(), owner);
 }
 
+/// Flags as a NumPy bool array (0/1 bytes: the representation of bool), as ArviZ has them.
+inline nb::ndarray<nb::numpy, bool> owned_flags(std::vector<std::uint8_t>&& v, std::vector<std::size_t> const& shape) {
+  auto* heap = new std::vector<std::uint8_t>(std::move(v));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<std::uint8_t>*>(p); });
+  return nb::ndarray<nb::numpy, bool>(reinterpret_cast<bool*>(heap->data()), shape.size(), shape.data(), owner);
+}
+
 template <class U>
 constexpr bool is_model = requires { typename U::params_type; };
 
@@ -206,7 +213,7 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
     for (std::int64_t k = 0; k < K; ++k)
       for (int d = 0; d < D; ++d) draws[std::size_t((c * K + k) * D + d)] = s.unchecked(k, c, d);
   // Each kept transition's report (record_stats()), (chain, draw), as ArviZ's sample_stats has
-  // them: flags bool, counts int64, the rest float64.
+  // them: flags bool, counts int64, the rest float64 (kind_of).
   nb::dict stats;
   for (draw_stat const st : res.sample_stats()) {
     std::vector<T> const v = res.sample_stat(st);
@@ -215,7 +222,7 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
     if (kind_of(st) == draw_stat_kind::flag) {
       std::vector<std::uint8_t> f(v.size());
       for (std::size_t i = 0; i < v.size(); ++i) f[i] = v[i] != T(0);
-      stats[name.c_str()] = owned_array(std::move(f), shape);
+      stats[name.c_str()] = owned_flags(std::move(f), shape);
     } else if (kind_of(st) == draw_stat_kind::count) {
       std::vector<std::int64_t> n(v.size());
       for (std::size_t i = 0; i < v.size(); ++i) n[i] = std::int64_t(v[i]);
@@ -233,7 +240,7 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
   }
   out["draws"] = owned_array(std::move(draws), {std::size_t(C), std::size_t(K), std::size_t(D)});
   out["sample_stats"] = stats;
-  out["chain_divergent"] = owned_array(std::move(divergent), {std::size_t(C)});
+  out["chain_divergent"] = owned_flags(std::move(divergent), {std::size_t(C)});
   out["chain_accepted"] = owned_array(std::move(accepted), {std::size_t(C)});
   nb::dict st;
   st["acceptance_rate"] = res.acceptance_rate();
