@@ -19,7 +19,9 @@
 // warmup_s beside it).
 //
 // usage: ember_bayes_suite[_cuda] [--case logistic|hier_logit|normal10] [--chains 4,128] [--warmup 1000]
-//        [--draws 1000] [--jsonl FILE]
+//        [--draws 1000] [--jsonl FILE] [--one-thread N,...|none]
+//   --one-thread: the chain counts of the one-thread-per-chain rows on a backend with teams
+//   ("none": only the automatic team); by default the case's own (above).
 #include <ember/benchmark/measure.hpp>
 #include <ember/benchmark/report.hpp>
 #include <ember/benchmark/samplers.hpp>
@@ -36,6 +38,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -44,6 +47,13 @@
 namespace bayes_suite {
 
 namespace bm = ember::benchmark;
+
+// A data file: under $EMBER_DATA_DIR where set (a copy of the tree elsewhere, as on a lent GPU
+// machine), else under the source tree's data/ of the build.
+inline std::string data_file(char const* name) {
+  char const* dir = std::getenv("EMBER_DATA_DIR");
+  return std::string(dir && *dir ? dir : EMBER_DATA_DIR) + "/" + name;
+}
 
 // N(0, I_10): the standard normal of the LAPS paper's comparison (d = 10).
 template <class T = float>
@@ -90,6 +100,7 @@ template <class Backend, class WithTeam>
 int run(int argc, char** argv, WithTeam const& with_team) {
   std::string only, jsonl;
   std::vector<std::int64_t> chains;
+  std::optional<std::vector<std::int64_t>> one_thread;  // --one-thread: its chain counts (empty: none)
   bm::run_axes axes;
   axes.seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -98,6 +109,8 @@ int run(int argc, char** argv, WithTeam const& with_team) {
       only = argv[++i];
     else if (arg("--chains"))
       chains = parse_counts(argv[++i]);
+    else if (arg("--one-thread"))
+      one_thread = std::strcmp(argv[++i], "none") ? parse_counts(argv[i]) : std::vector<std::int64_t>{};
     else if (arg("--warmup"))
       axes.warmup = std::atoll(argv[++i]);
     else if (arg("--draws"))
@@ -105,7 +118,7 @@ int run(int argc, char** argv, WithTeam const& with_team) {
     else if (arg("--jsonl"))
       jsonl = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--case logistic|hier_logit|normal10] [--chains N,...] [--warmup N] [--draws N] [--jsonl FILE]\n",
+      std::fprintf(stderr, "usage: %s [--case logistic|hier_logit|normal10] [--chains N,...] [--one-thread N,...|none] [--warmup N] [--draws N] [--jsonl FILE]\n",
                    argv[0]);
       return 2;
     }
@@ -121,7 +134,9 @@ int run(int argc, char** argv, WithTeam const& with_team) {
     if constexpr (!std::is_same_v<decltype(with_team(0)), std::nullptr_t>) {
       auto const one = with_team(1), automatic = with_team(0);
       bm::measure(out, target, bm::chees_hmc{}, f, b, a, "", &automatic);
-      if (!one_thread_chains.empty()) a.chains = one_thread_chains;
+      if (one_thread && one_thread->empty()) return;
+      if (one_thread) a.chains = *one_thread;
+      else if (!one_thread_chains.empty()) a.chains = one_thread_chains;
       bm::measure(out, target, bm::chees_hmc{.name = "chees_hmc_team1"}, f, b, a, "", &one);
     } else {
       bm::measure(out, target, bm::chees_hmc{}, f, b, a);
@@ -138,7 +153,7 @@ int run(int argc, char** argv, WithTeam const& with_team) {
   }
   if (only.empty() || only == "logistic") {
     auto const target = bm::make_target<ember::targets::breast_cancer_logistic>(
-        "breast_cancer_logistic", std::string(EMBER_DATA_DIR "/breast_cancer.csv"));
+        "breast_cancer_logistic", data_file("breast_cancer.csv"));
     bm::run_axes a = axes;
     a.chains = chains.empty() ? std::vector<std::int64_t>{4, 128, 1024} : chains;
     both_ways(target, a, {});

@@ -7,8 +7,8 @@
 # step's verdict is printed as it ends.
 #
 # usage: bench/gpu_session.sh BIN OUT [steps...]
-#   steps: tests sanitize example bench layout bayes peers unroll matrix ncu (default: all but
-#   unroll, in that order)
+#   steps: tests sanitize example bench layout warmup bayes mlp peers unroll matrix ncu (default:
+#   all but unroll, in that order)
 #   (layout: ember_team_layout, one chain's logistic gradient over a warp three ways; bayes:
 #   ember_bayes_suite_cuda, the logistic regression at 4-1,024 chains with one thread per
 #   chain and with teams, and the d = 10 standard normal's ESS/s; peers: bench/peers/gpu_peers.sh,
@@ -16,16 +16,16 @@
 #   machine's own PyTorch and JAX and the wheels of .whl/; unroll: the A/B of docs/decisions/
 #   2026-11-26-device-normals-unrolled.md, ember_matrix_normals_unroll0/4 built from the commit
 #   before 601a7db)
-#   Environment: SANITIZE_TOOLS, SANITIZE_TESTS, SANITIZE_TIMEOUT, SANITIZE_ARGS (a Catch test filter)
+#   Environment: PEERS_ARGS (gpu_peers.sh's arguments for every peer, e.g. "--deadline 150"), SANITIZE_TOOLS, SANITIZE_TESTS, SANITIZE_TIMEOUT, SANITIZE_ARGS (a Catch test filter)
 #   (default: the four tools over every test binary
 #   but energy_gaussian_cuda_test); ROUNDS, UNROLL_CHAINS for unroll; BENCH_CASES for bench.
-# BIN holds the CUDA test binaries, 03_many_chains_cuda, ember_cuda_bench, ember_bayes_suite_cuda
-# and ember_matrix.
+# BIN holds the CUDA test binaries, 03_many_chains_cuda, ember_cuda_bench, ember_team_layout,
+# ember_bayes_suite_cuda[_base], ember_mlp_langevin_cuda and ember_matrix.
 set -uo pipefail
 bin=$(cd "$1" && pwd) || exit 1
 out=${2%/}
 shift 2
-steps=${*:-tests sanitize example bench layout bayes peers matrix ncu}
+steps=${*:-tests sanitize example bench layout warmup bayes mlp peers matrix ncu}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 summary=$out/summary.txt
@@ -42,7 +42,7 @@ pack() { tar -czf "${PACK:-$out.tgz}" -C "$(dirname "$out")" "$(basename "$out")
 note "machine: $(tr '\n' ';' <"$out/machine.txt")"
 
 tests="backend_cuda_test backend_cuda_sampler_checks_test energy_custom_energy_cuda_test energy_gaussian_cuda_test
-       energy_gaussian_extern_cuda_test ad_model_cuda_test kernel_underdamped_langevin_cuda_test"
+       energy_gaussian_extern_cuda_test ad_model_cuda_test kernel_underdamped_langevin_cuda_test energy_mlp_cuda_test"
 
 for step in $steps; do
   case $step in
@@ -101,17 +101,74 @@ for l in open(sys.argv[1]):
 PY
     ;;
   layout)
-    timeout 120 "$bin/ember_team_layout" >"$out/team_layout.txt" 2>&1
+    timeout 120 "$bin/ember_team_layout" "$root/data/breast_cancer.csv" >"$out/team_layout.txt" 2>&1
     note "ember_team_layout: rc $?"
     tee -a "$summary" <"$out/team_layout.txt"
     ;;
+  warmup)
+    for r in 1 2; do
+      for v in _base ""; do
+        [ -x "$bin/ember_bayes_suite_cuda$v" ] || continue
+        EMBER_DATA_DIR=$root/data timeout 120 "$bin/ember_bayes_suite_cuda$v" --case logistic --chains "${WARMUP_CHAINS:-128,1024}" \
+          --one-thread none --jsonl "$out/warmup$v.jsonl" >"$out/warmup$v-round$r.txt" 2>&1
+        note "ember_bayes_suite_cuda$v, round $r: rc $?"
+      done
+    done
+    python3 - "$out" <<'PY' | tee -a "$summary"
+import json, os, statistics, sys
+for v in ("_base", ""):
+    f = os.path.join(sys.argv[1], f"warmup{v}.jsonl")
+    if not os.path.exists(f):
+        continue
+    rows = {}
+    for l in open(f):
+        r = json.loads(l)
+        rows.setdefault(r["chains"], []).append(r)
+    for c, rs in sorted(rows.items()):
+        w = statistics.median(r["warmup_s"] / r["grads_warmup"] for r in rs) * 1e6
+        s = statistics.median(r["sampling_s"] / r["grads_sampling"] for r in rs) * 1e6
+        print(f"  warm-up {('before' if v else 'after'):6} chains {c:>5}: {w:7.1f} us a gradient in warm-up, {s:6.1f} in sampling, "
+              f"ratio {w / s:5.2f} ({len(rs)} runs, health {','.join(r['health'] for r in rs)})")
+PY
+    ;;
   bayes)
-    timeout 300 "$bin/ember_bayes_suite_cuda" --jsonl "$out/bayes.jsonl" >"$out/bayes.txt" 2>&1
-    note "ember_bayes_suite_cuda: rc $?"
-    grep -E '^\| (breast|standard)' "$out/bayes.txt" | tee -a "$summary"
+    # BAYES_RUNS: one set of arguments per line (default: the whole suite in one call)
+    while IFS= read -r args; do
+      # shellcheck disable=SC2086
+      EMBER_DATA_DIR=$root/data timeout "${BAYES_TIMEOUT:-300}" "$bin/ember_bayes_suite_cuda" $args --jsonl "$out/bayes.jsonl" >>"$out/bayes.txt" 2>&1
+      note "ember_bayes_suite_cuda $args: rc $?"
+    done <<<"${BAYES_RUNS:-}"
+    grep -E '^\| (breast|standard|hier)' "$out/bayes.txt" | tee -a "$summary"
+    ;;
+  mlp)
+    if [ -d "$root/.whl" ] && compgen -G "$root/.whl/torchebm*.whl" >/dev/null; then
+      python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$root"/.whl/torchebm*.whl &&
+        export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+    fi
+    PYTHONUNBUFFERED=1 timeout 150 python3 "$root/bench/peers/mlp_torch.py" --device cuda --weights "$out/mlp_weights.npz" \
+      --chains "${MLP_CHAINS:-256,1024,4096,8192,16384}" >"$out/mlp.jsonl" 2>"$out/mlp-torch.err"
+    note "mlp_torch.py --device cuda: rc $?"
+    timeout 120 "$bin/ember_mlp_langevin_cuda" --weights "$out/mlp_weights.npz" --chains "${MLP_CHAINS:-256,1024,4096,8192,16384}" \
+      >>"$out/mlp.jsonl" 2>"$out/mlp-ember.err"
+    note "ember_mlp_langevin_cuda: rc $?"
+    python3 - "$out/mlp.jsonl" <<'PY' | tee -a "$summary"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+by = {}
+for r in rows:
+    if "chain_steps_per_s" in r:
+        by.setdefault(r["chains"], {})[r["impl"]] = r["chain_steps_per_s"]
+    else:
+        print("  ", r)
+for c, v in sorted(by.items()):
+    e = v.get("ember-cuda", float("nan"))
+    print(f"  mlp chains {c:>6}: ember-cuda {e:.3g} chain-steps/s; "
+          + "; ".join(f"{k} {x:.3g} ({e / x:.1f}x)" for k, x in sorted(v.items()) if k != "ember-cuda"))
+PY
     ;;
   peers)
-    timeout 400 bash "$root/bench/peers/gpu_peers.sh" "$out/peers.jsonl" >"$out/peers.txt" 2>&1
+    # shellcheck disable=SC2086
+    timeout 400 bash "$root/bench/peers/gpu_peers.sh" "$out/peers.jsonl" ${PEERS_ARGS:-} >"$out/peers.txt" 2>&1
     note "bench/peers/gpu_peers.sh: rc $?"
     tail -40 "$out/peers.txt" | tee -a "$summary"
     ;;

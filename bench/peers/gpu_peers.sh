@@ -55,11 +55,18 @@ declare -A cmd=(
 )
 declare -A deadline=([torch-eager]=25 [torch-compile]=60 [torchebm]=30 [blackjax]=30 [jax]=25)
 impls=${IMPLS:-torch-eager torch-compile torchebm blackjax jax}
+# A --deadline among the args is every peer's, and its kill timer's too.
+deadline_override=
+prev=
+for a in "$@"; do
+    [ "$prev" = --deadline ] && deadline_override=$a
+    prev=$a
+done
 
 t_all=$(date +%s)
 for impl in $impls; do
     [ -n "${cmd[$impl]:-}" ] || { echo "gpu_peers: unknown impl $impl" >&2; continue; }
-    dl=${deadline[$impl]}
+    dl=${deadline_override:-${deadline[$impl]}}
     err="$out.$impl.err"
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086

@@ -8,7 +8,10 @@ autograd (torch.autograd.grad of E(x).sum()), eta = 0.01, float32, 100 steps, at
 (its BaseModel wrapping it). Writes the network's state_dict as .npz (--weights) so that ember
 times the same weights. One JSON line per measurement.
 
-usage: python bench/peers/mlp_torch.py --weights FILE.npz [--threads 1,2] [--steps 100]
+On a GPU (--device cuda): the network, the states and the generator on the device, each timed
+run ended by torch.cuda.synchronize(); the thread count is then the host's and is not varied.
+
+usage: python bench/peers/mlp_torch.py --weights FILE.npz [--threads 1,2] [--steps 100] [--device cuda]
 """
 
 from __future__ import annotations
@@ -37,16 +40,19 @@ def langevin(net, x, steps, eta, gen):
     for _ in range(steps):
         x = x.detach().requires_grad_(True)
         (g,) = torch.autograd.grad(net(x).sum(), x)
-        x = x - eta * g + noise * torch.randn(x.shape, generator=gen)
+        x = x - eta * g + noise * torch.randn(x.shape, generator=gen, device=x.device)
     return x.detach()
 
 
 def best_of(run, repeats=3):
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     run()
     best = float("inf")
     for _ in range(repeats):
+        sync()
         t0 = time.perf_counter()
         out = run()
+        sync()
         best = min(best, time.perf_counter() - t0)
         if not torch.isfinite(out).all():
             print("non-finite states", file=sys.stderr)
@@ -60,11 +66,16 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--chains", default="256,4096,16384")
     ap.add_argument("--no-torchebm", action="store_true")
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     net = network(1)
     for p in net.parameters():
         p.requires_grad_(False)
     save_state_dict(net, args.weights)
+    dev = torch.device(args.device)
+    net = net.to(dev)
+    if dev.type != "cpu":
+        args.threads = str(torch.get_num_threads())
     eta = 0.01
     ebm = None
     if not args.no_torchebm:
@@ -80,14 +91,14 @@ def main():
                 def forward(self, x):
                     return self.inner(x).squeeze(-1)
 
-            ebm = LangevinDynamics(Energy(net), step_size=eta, noise_scale=1.0)
+            ebm = LangevinDynamics(Energy(net), step_size=eta, noise_scale=1.0, device=dev)
         except Exception as e:  # reported, not hidden
             print(json.dumps({"what": "langevin", "impl": "torchebm", "error": repr(e)}))
     for threads in [int(t) for t in args.threads.split(",")]:
         torch.set_num_threads(threads)
         for chains in [int(c) for c in args.chains.split(",")]:
-            gen = torch.Generator().manual_seed(7)
-            x0 = torch.rand((chains, 2), generator=gen) * 4 - 2
+            gen = torch.Generator(device=dev).manual_seed(7)
+            x0 = torch.rand((chains, 2), generator=gen, device=dev) * 4 - 2
             impls = [("torch-eager", lambda: langevin(net, x0, args.steps, eta, gen))]
             if ebm is not None:
                 impls.append(("torchebm", lambda: ebm.sample(x=x0.clone(), n_steps=args.steps, generator=gen)))
@@ -95,7 +106,8 @@ def main():
                 t = best_of(run)
                 print(json.dumps({"what": "langevin", "impl": impl, "net": "2-128-128-1 silu", "chains": chains,
                                   "steps": args.steps, "threads": threads, "seconds": t,
-                                  "chain_steps_per_s": chains * args.steps / t, "torch": torch.__version__}), flush=True)
+                                  "chain_steps_per_s": chains * args.steps / t, "torch": torch.__version__,
+                                  "device": torch.cuda.get_device_name() if dev.type == "cuda" else "cpu"}), flush=True)
 
 
 if __name__ == "__main__":

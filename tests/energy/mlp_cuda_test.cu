@@ -2,10 +2,13 @@
 // differences ([nogpu], runs in CI), the host-memory check, and a ReLU network whose energy is
 // |x1| + |x2| sampled on the GPU with its weights copied to the device (skipped without a GPU).
 #include <ember/backend/cuda.cuh>
+#include <ember/core/team.hpp>
 #include <ember/data/device.cuh>
 #include <ember/energy/check_views.hpp>
+#include <ember/energy/for_each_view.hpp>
 #include <ember/energy/mlp.hpp>
 #include <ember/kernel/mala.hpp>
+#include <ember/kernel/ula.hpp>
 #include <ember/pipeline/stages.hpp>
 #include <ember/sample.hpp>
 
@@ -68,5 +71,65 @@ TEST_CASE("an mlp with its weights on the device samples |x1| + |x2| on the GPU"
     CHECK(std::abs(z_of_mean(r, [&](auto const& x) { return double(x[d]); }, 0.0)) < 5);
     CHECK(std::abs(z_of_mean(r, [&](auto const& x) { return std::abs(double(x[d])); }, 1.0)) < 5);
     CHECK(std::abs(z_of_mean(r, [&](auto const& x) { return double(x[d]) * double(x[d]); }, 2.0)) < 5);
+  }
+}
+
+TEST_CASE("backend::cuda gives an mlp a team by the width of its widest layer", "[mlp][cuda][nogpu]") {
+  auto const w = ember::mlp_weights<float>::uniform({2, 128, 128, 1}, 3);
+  ember::mlp<float, 2, ember::nn::silu, 128, 128> const U(w);
+  CHECK(ember::team_blocks(U) == 64);
+  CHECK(ember::detail::auto_team_size(4'096, ember::team_blocks(U)) == 32);  // four units a member
+  CHECK(ember::detail::auto_team_size(16'384, ember::team_blocks(U)) == 8);  // 2^17 threads at most
+  auto const narrow = laplace_weights();
+  CHECK(ember::team_blocks(ember::mlp<float, 2, ember::nn::relu, 4>(narrow)) == 0);  // too narrow to share
+  auto const w24 = ember::mlp_weights<float>::uniform({3, 24, 24, 1}, 17);
+  CHECK(ember::detail::auto_team_size(128, ember::team_blocks(ember::mlp<float, 3, ember::nn::gelu, 24, 24>(w24))) == 4);
+}
+
+TEST_CASE("teams of 4-32 threads evaluate an mlp's gradient as one thread does", "[mlp][cuda]") {
+  // One ULA step from the same start, x' = x - h grad U(x) + sqrt(2h) xi: with the same draws the
+  // states differ by h times the gradients' rounding. A 3 -> 24 -> 24 -> 1 GELU network with a
+  // skip connection: 24 units leave members idle in a team of 32 and give some two units in a
+  // team of 16; the input width 3 is not a multiple of any team. Any block size gives the same bits.
+  auto const w = ember::mlp_weights<float>::uniform({3, 24, 24, 1}, 17);
+  ember::mlp<float, 3, ember::nn::gelu, 24, 24> const U(w, {.skip = true});
+  auto dU = ember::to_device(U);
+  auto once = [&](int team, int block) {
+    return ember::sample(ember::ula(dU.energy(), {.step_size = 0.1}), {.chains = 257, .steps = 1, .seed = 3},
+                         ember::backend::cuda{.block_size = block, .threads_per_chain = team});
+  };
+  auto const r1 = once(1, 256);
+  for (int team : {4, 8, 16, 32}) {
+    auto const rt = once(team, 256), rb = once(team, 64);
+    for (std::int64_t c = 0; c < 257; ++c)
+      for (int d = 0; d < 3; ++d) {
+        INFO("team " << team << ", chain " << c << ", coordinate " << d);
+        CHECK(std::abs(rt.final_state(c)[d] - r1.final_state(c)[d]) <= 1e-5f * (1 + std::abs(r1.final_state(c)[d])));
+        CHECK(rb.final_state(c)[d] == rt.final_state(c)[d]);
+      }
+  }
+  // MALA reads energies too: its acceptance in a team of 32 is one thread's (the same proposals).
+  auto mala_once = [&](int team) {
+    return ember::sample(ember::mala(dU.energy(), {.step_size = 0.3}), {.chains = 4096, .steps = 1, .seed = 4},
+                         ember::backend::cuda{.threads_per_chain = team});
+  };
+  CHECK(mala_once(32).acceptance_rate() == Approx(mala_once(1).acceptance_rate()).epsilon(1e-3));
+}
+
+TEST_CASE("an mlp sampled by teams of threads has the law of |x1| + |x2|", "[mlp][cuda]") {
+  // The ReLU network above in teams of 32 (28 members own no unit) and of 4 (one unit each).
+  auto const w = laplace_weights();
+  ember::mlp<float, 2, ember::nn::relu, 4> const U(w);
+  auto dU = ember::to_device(U);
+  for (int team : {4, 32}) {
+    auto r = ember::sample(ember::mala(dU.energy(), {.step_size = 0.8}) | ember::burn_in(1000),
+                           {.chains = 20'000, .steps = 1, .seed = 31}, ember::backend::cuda{.threads_per_chain = team});
+    REQUIRE(r.divergent_chains() == 0);
+    for (int d = 0; d < 2; ++d) {
+      INFO("team " << team << ", coordinate " << d);
+      CHECK(std::abs(z_of_mean(r, [&](auto const& x) { return double(x[d]); }, 0.0)) < 5);
+      CHECK(std::abs(z_of_mean(r, [&](auto const& x) { return std::abs(double(x[d])); }, 1.0)) < 5);
+      CHECK(std::abs(z_of_mean(r, [&](auto const& x) { return double(x[d]) * double(x[d]); }, 2.0)) < 5);
+    }
   }
 }

@@ -24,7 +24,7 @@ template <class S, int N>
 struct block_values {
   S const* x;
   EMBER_HD EMBER_INLINE S const& operator[](int j) const { return x[j]; }
-  static constexpr int size() { return N; }
+  EMBER_HD static constexpr int size() { return N; }
 };
 /// The parameters of a block in a gradient context: `var`s, indexable.
 template <class S, int N>
@@ -32,7 +32,7 @@ struct block_vars {
   S const* x;
   S* g;
   EMBER_HD EMBER_INLINE ad::var<S> operator[](int j) const { return {x[j], {&g[j]}}; }
-  static constexpr int size() { return N; }
+  EMBER_HD static constexpr int size() { return N; }
 };
 
 /// A matrix parameter (row by row) in a context: `L(i, j)`, over a block of its R·C values.

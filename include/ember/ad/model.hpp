@@ -217,7 +217,7 @@ struct value_ctx {
     let_array& operator=(let_array const&) = delete;
     EMBER_HD EMBER_INLINE S const& operator[](int j) const& { return v[j]; }
     S const& operator[](int j) const&& = delete;
-    static constexpr int size() { return N; }
+    EMBER_HD static constexpr int size() { return N; }
     /// The N values as a block, for log-densities that take vectors (`as_matrix<R, C>(let.block())`).
     EMBER_HD EMBER_INLINE block_values<S, N> block() const& { return {v}; }
   };
@@ -319,7 +319,7 @@ struct grad_ctx {
     }
     EMBER_HD EMBER_INLINE ad::var<S> operator[](int j) const& { return {v[j], {&a[j]}}; }
     ad::var<S> operator[](int j) const&& = delete;  // a node into a let that is about to die
-    static constexpr int size() { return N; }
+    EMBER_HD static constexpr int size() { return N; }
     EMBER_HD EMBER_INLINE block_vars<S, N> block() const& { return {v, a}; }
   };
 };

@@ -439,8 +439,18 @@ struct parameters : detail::param_slots<std::index_sequence_for<P...>, P...> {
   }
   /// Where parameter i's free coordinates start in y; where a constrained parameter i's values
   /// start in the stored buffer; where parameter i's values start in a draw in the model's terms.
-  static constexpr int free_offset(int i) { return sum_before(i, {P::free_size...}); }
-  static constexpr int stored_offset(int i) { return sum_before(i, {(P::is_real ? 0 : P::size)...}); }
+  EMBER_HD static constexpr int free_offset(int i) {
+    int const s[] = {0, P::free_size...};  // device code too: no initializer_list
+    int o = 0;
+    for (int j = 0; j < i; ++j) o += s[j + 1];
+    return o;
+  }
+  EMBER_HD static constexpr int stored_offset(int i) {
+    int const s[] = {0, (P::is_real ? 0 : P::size)...};
+    int o = 0;
+    for (int j = 0; j < i; ++j) o += s[j + 1];
+    return o;
+  }
   static constexpr int value_offset(int i) { return sum_before(i, {P::size...}); }
 
   template <std::size_t I>

@@ -24,8 +24,10 @@
 ///    diagnostics to per-kept-step sums, reduced over the block with warp shuffles and one double
 ///    `atomicAdd` per block and value;
 ///  - stores the state into the second buffer (swapped in only when the chunk succeeded).
-/// Warm-up reductions run on the device in a fixed order (tiles of 256 chains summed serially,
-/// then the tiles in order), the same order as the CPU backend's. Every CUDA call is checked; a
+/// Warm-up reductions run on the device in a fixed order that depends on the chain count only
+/// (tiles of 256 chains, each a block: each warp's butterfly of shuffles, then the warps in
+/// order; then the tiles in order). The CPU backend sums a tile's chains in turn, so the two
+/// backends' adapted parameters agree to rounding, not bit for bit. Every CUDA call is checked; a
 /// failure throws `ember::cuda_error` naming the call. A run that needs more device memory than is
 /// free is refused before anything is allocated, with the byte counts.
 
@@ -70,7 +72,8 @@ struct cuda_error : std::runtime_error {
 namespace backend {
 
 /// The CUDA backend: every chain is a thread, or a team of threads (above), of one kernel launch.
-/// `device` picks the GPU; `block_size` (a multiple of 32, at most 1024) changes only speed, never
+/// `device` picks the GPU; `block_size` (a multiple of 32, at most 1024; a team's blocks hold no
+/// more chains than spread the run over every multiprocessor) changes only speed, never
 /// the draws. `threads_per_chain`: 1, 2, 4, 8, 16 or 32, or 0 (the default) to choose by the run
 /// (`detail::auto_team_size`: the blocks of rows the energy splits among a team, `team_blocks`, and
 /// the number of chains, never the device). A team adds an energy's rows in another order than one thread, so draws depend on
@@ -129,18 +132,18 @@ __device__ EMBER_INLINE double warp_sum(double v) {
   return v;
 }
 
-// Adds value i of every thread of the block into dst[i] (i < N), with one atomicAdd per block and
-// value. Every thread of the block must call it (the kernel keeps surplus threads running as
-// ghosts that contribute zeros). `value(i)` is called with compile-time i only, so per-thread
-// values stay in registers.
+// The block's sum of value i of every thread, for each i < N, handed to store(i, sum): each warp's
+// butterfly of shuffles, then the warps in order (a fixed order: it depends on the block's shape
+// only). Every thread of the block must call it (surplus threads run as ghosts that contribute
+// zeros). `value(i)` is called with compile-time i only, so per-thread values stay in registers.
 // One 8 KiB buffer per kernel, shared by every reduction in it: [warp][value within a chunk].
 __device__ inline double (*reduction_buffer())[32] {
   __shared__ double part[32][32];
   return part;
 }
 
-template <int N, class F>
-__device__ EMBER_INLINE void block_sum_into(double* dst, F const& value) {
+template <int N, class F, class Store>
+__device__ EMBER_INLINE void block_sum(F const& value, Store const& store) {
   double(*part)[32] = reduction_buffer();
   int const id = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
   int const lane = id & 31, warp = id >> 5, warps = int(blockDim.x * blockDim.y * blockDim.z) >> 5;
@@ -159,12 +162,18 @@ __device__ EMBER_INLINE void block_sum_into(double* dst, F const& value) {
       if (id < 32 && Chunk * 32 + id < N) {
         double s = 0;
         for (int w = 0; w < warps; ++w) s += part[w][id];
-        atomicAdd(dst + Chunk * 32 + id, s);
+        store(Chunk * 32 + id, s);
       }
       __syncthreads();
     };
     (one(std::integral_constant<int, I>{}, std::make_integer_sequence<int, 32>{}), ...);
   }(std::make_integer_sequence<int, (N + 31) / 32>{});
+}
+// The block's sums added into dst[i] with one atomicAdd per block and value (the chunks' tracked
+// sums: blocks add in any order, so these are deterministic up to rounding only).
+template <int N, class F>
+__device__ EMBER_INLINE void block_sum_into(double* dst, F const& value) {
+  block_sum<N>(value, [dst](int i, double s) { atomicAdd(dst + i, s); });
 }
 
 // Device pointers of a run's per-chain arrays (chain_arrays's layout).
@@ -318,16 +327,17 @@ __global__ void init_chains(Kernel const kernel, std::uint64_t const key, vec<ty
   }
 }
 
-// Fixed-order reduction: thread t sums tile t (256 chains, in chain order) into part[t][·] ...
+// Fixed-order reduction: block t sums tile t (256 chains, a thread each, block_sum's order) into
+// part[·][t] (one thread per tile summing its chains in turn waited ~1 µs of memory latency a
+// chain: 0.5 ms a warm-up transition at 128 chains, H200, 2026-11-29) ...
 template <class F>
 __global__ void reduce_tiles(F const f, std::int64_t const chains, std::int64_t const tiles, double* part) {
-  std::int64_t const t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= tiles) return;
+  std::int64_t const t = blockIdx.x, c = t * 256 + threadIdx.x;
   double acc[F::size];
+#pragma unroll
   for (int i = 0; i < F::size; ++i) acc[i] = 0;
-  std::int64_t const end = (t + 1) * 256 < chains ? (t + 1) * 256 : chains;
-  for (std::int64_t c = t * 256; c < end; ++c) f(c, acc);
-  for (int i = 0; i < F::size; ++i) part[i * tiles + t] = acc[i];
+  if (c < chains) f(c, acc);
+  block_sum<F::size>([&](auto i) { return acc[decltype(i)::value]; }, [&](int i, double s) { part[i * tiles + t] = s; });
 }
 // ... then thread i adds value i of every tile, in tile order.
 // (A template: a __global__ function cannot be inline, and a plain one in a header would be
@@ -407,20 +417,26 @@ class backend::cuda::storage {
     std::size_t const n_kept = std::size_t(k1 - k0);
     std::size_t const n_samples = n_kept * std::size_t(P::recorded_columns) * std::size_t(chains_);
     std::size_t const n_track = n_kept * std::size_t(P::track_stride);
-    detail::cuda_require_free(n_samples * sizeof(T) + n_track * 8, be_.device);
-    device_vector<T> dsamples(n_samples);
-    device_vector<double> dtrack(n_track);
-    if (n_track) cuda_check(cudaMemset(dtrack.data(), 0, n_track * 8), "cudaMemset(track)");
-    auto io = io_for(dsamples.data(), dtrack.data(), k0, 1.0 / double(ch.thin));
+    // The chunk's buffers are kept between chunks and grow only: a warm-up launches a one-
+    // transition chunk per transition, where an allocation and a free each time (cudaFree waits
+    // for the device) would cost more than the transition.
+    if (n_samples > dsamples_.n || n_track > dtrack_.n) {
+      std::size_t const grow_s = n_samples > dsamples_.n ? n_samples : 0, grow_t = n_track > dtrack_.n ? n_track : 0;
+      detail::cuda_require_free(grow_s * sizeof(T) + grow_t * 8, be_.device);
+      if (grow_s) dsamples_.resize(grow_s);
+      if (grow_t) dtrack_.resize(grow_t);
+    }
+    if (n_track) cuda_check(cudaMemset(dtrack_.data(), 0, n_track * 8), "cudaMemset(track)");
+    auto io = io_for(dsamples_.data(), dtrack_.data(), k0, 1.0 / double(ch.thin));
     auto const kfn = detail::fused_chains<P, Mode, K>;
     auto const [g, b] = launch(kfn, kernel);
     kfn<<<g, b>>>(kernel, ch, io, stats);
     sync("ember::detail::fused_chains");
     chunk_output out;
     out.track.resize(n_track);
-    if (n_track) cuda_check(cudaMemcpy(out.track.data(), dtrack.data(), n_track * 8, cudaMemcpyDeviceToHost), "cudaMemcpy(track)");
+    if (n_track) cuda_check(cudaMemcpy(out.track.data(), dtrack_.data(), n_track * 8, cudaMemcpyDeviceToHost), "cudaMemcpy(track)");
     if (n_samples)
-      cuda_check(cudaMemcpy(samples + std::size_t(k0) * P::recorded_columns * std::size_t(chains_), dsamples.data(),
+      cuda_check(cudaMemcpy(samples + std::size_t(k0) * P::recorded_columns * std::size_t(chains_), dsamples_.data(),
                             n_samples * sizeof(T),
                             cudaMemcpyDeviceToHost),
                  "cudaMemcpy(samples)");
@@ -433,11 +449,18 @@ class backend::cuda::storage {
   void reduce(F const& f, double* result) const {
     using detail::cuda_check;
     std::int64_t const tiles = (chains_ + 255) / 256;
-    device_vector<double> part(std::size_t(tiles) * F::size), out(F::size);
-    detail::reduce_tiles<<<unsigned((tiles + 127) / 128), 128u>>>(f, chains_, tiles, part.data());
-    detail::reduce_values<><<<unsigned((F::size + 127) / 128), 128u>>>(part.data(), tiles, F::size, out.data());
-    sync("ember::detail::reduce_tiles");
-    cuda_check(cudaMemcpy(result, out.data(), F::size * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy(reduction)");
+    // Kept between calls (a warm-up reduces every transition): the tiles' sums, then the sums.
+    std::size_t const need = std::size_t(tiles + 1) * F::size;
+    if (need > reduction_.n) reduction_.resize(need);
+    double* const part = reduction_.data();
+    double* const out = part + std::size_t(tiles) * F::size;
+    detail::reduce_tiles<<<unsigned(tiles), 256u>>>(f, chains_, tiles, part);
+    // One tile (up to 256 chains) is its own sum: no second launch.
+    if (tiles > 1) detail::reduce_values<><<<unsigned((F::size + 127) / 128), 128u>>>(part, tiles, F::size, out);
+    cuda_check(cudaGetLastError(), "ember::detail::reduce_tiles");
+    // The copy waits for the kernels (the default stream), and reports their failure.
+    cuda_check(cudaMemcpy(result, tiles > 1 ? out : part, F::size * sizeof(double), cudaMemcpyDeviceToHost),
+               "cudaMemcpy(reduction)");
   }
 
   chain_view<T> view() const {
@@ -591,21 +614,33 @@ public:
  private:
   // Grid and block of a launch: block_size threads, 1-D for one thread per chain; for teams,
   // (team, chains per block / 2, 2), at least two chains per block (detail::this_slot, and
-  // core/team.hpp, which reads a team from that shape), and no more than the run's chains need
-  // (whole warps): a ghost team is a warp of work, where a ghost thread shared a warp with real
-  // chains.
+  // core/team.hpp, which reads a team from that shape), and no more than spreads the run's chains
+  // over the device (whole warps): a ghost team is a warp of work, where a ghost thread shared a
+  // warp with real chains.
   template <class F, class K>
   std::pair<dim3, dim3> launch(F kfn, K const& kernel) const {
-    int const w = team_size(kernel);
-    int per_block = be_.block_size;
-    if (w > 1) {
-      int const unit = std::max(2, 32 / w);  // chains per block come in these: even, whole warps
-      per_block = std::max(2, (be_.block_size / w) & ~1);
-      per_block = int(std::min<std::int64_t>(per_block, (chains_ + unit - 1) / unit * unit));
-    }
+    // Asked of the runtime once per kernel function and kept: a warm-up launches every transition.
+    void const* const id = reinterpret_cast<void const*>(kfn);
+    for (auto const& l : launches_)
+      if (l.kfn == id) return {l.grid, l.block};
     int sms = 0, per_sm = 0;
     detail::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, be_.device),
                        "cudaDeviceGetAttribute(multiprocessor count)");
+    int const w = team_size(kernel);
+    int per_block = be_.block_size;
+    if (w > 1) {
+      // Teams: as few chains a block as spreads the run over every multiprocessor (a team's
+      // warps share their multiprocessor's issue slots and L1: 128 chains in 16 blocks of 8 took
+      // 47 µs a gradient of the logistic regression, 4 chains in one block 30 µs; H200,
+      // 2026-11-29), in units of even counts of whole warps, at most block_size threads.
+      int const unit = std::max(2, 32 / w);
+      int const most = std::max(unit, (be_.block_size / w) / unit * unit);
+      std::int64_t const spread = (chains_ + sms - 1) / sms;
+      per_block = int(std::clamp<std::int64_t>((spread + unit - 1) / unit * unit, unit, most));
+    }
+    // One thread per chain keeps block_size threads a block: spreading few chains over every
+    // multiprocessor in smaller blocks was measured both ways (bench/results/2026-11-29-gpu-h200.md:
+    // 13-18 % faster at 10^3-10^4 chains x 1,000 steps, 13 % slower for P1's 10^4 x 100 tracked).
     detail::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn, w * per_block, 0),
                        "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     if (per_sm < 1)
@@ -614,7 +649,9 @@ public:
                                   "; try 128");
     std::int64_t const needed = (chains_ + per_block - 1) / per_block;
     dim3 const block = w == 1 ? dim3(unsigned(per_block)) : dim3(unsigned(w), unsigned(per_block / 2), 2u);
-    return {dim3(unsigned(std::min<std::int64_t>(needed, std::int64_t(sms) * per_sm))), block};
+    dim3 const grid(unsigned(std::min<std::int64_t>(needed, std::int64_t(sms) * per_sm)));
+    launches_.push_back({id, grid, block});
+    return {grid, block};
   }
   static void sync(char const* what) {
     detail::cuda_check(cudaGetLastError(), what);
@@ -646,6 +683,16 @@ public:
   mutable chain_arrays<T> host_;
   mutable bool dirty_ = true, counters_dirty_ = true;
   mutable int team_ = 0;  // team_size(), once known
+  // Kept between launches: each kernel function's launch shape, a chunk's draws and tracked
+  // sums, and reduce()'s sums (device memory that only grows).
+  struct launch_shape {
+    void const* kfn;
+    dim3 grid, block;
+  };
+  mutable std::vector<launch_shape> launches_;
+  device_vector<T> dsamples_;
+  device_vector<double> dtrack_;
+  mutable device_vector<double> reduction_;
 };
 
 }  // namespace ember

@@ -17,6 +17,16 @@
 /// outputs are computed `block` at a time, so one load of a batch's hidden unit feeds `block`
 /// multiply-adds held in registers.
 ///
+/// On a GPU a chain's network is evaluated by a team of threads (core/team.hpp; `backend::cuda`
+/// gives an mlp a team of up to 32 automatically, one member per four units of its widest layer):
+/// member r owns units r, r + W, r + 2W, … of every hidden layer. A layer's forward pass multiplies
+/// each member's own inputs by their weights (consecutive members, consecutive weights of a row:
+/// coalesced loads) into partial sums that a reduce-scatter of shuffles completes in the unit's
+/// owner; backwards, each ∂/∂a is broadcast by shuffle and the members add Wᵀ's products for their
+/// own inputs. The energy and the input gradient reach every member with the same bits (butterfly
+/// sums, an all-gather). One thread per chain kept a warp per 32 chains with its activations in
+/// local memory; a team keeps a warp per chain busy (bench/results/2026-11-29-gpu-h200.md).
+///
 /// `add_param_grad` gives ∂U/∂θ summed over a set of points with coefficients (what contrastive
 /// divergence and score matching train with), in the layout of `mlp_weights::parameters()`.
 /// Models `DifferentiableEnergy`.
@@ -24,6 +34,7 @@
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
 #include <ember/core/math.hpp>
+#include <ember/core/team.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/data/data_view.hpp>
 #include <ember/energy/activation.hpp>
@@ -310,10 +321,19 @@ struct mlp {
   void for_each_view(F&& f) {
     for (int l = 0; l <= depth; ++l) f(weight[l]), f(bias[l]);
   }
+  /// What a GPU team deals out among its members (energy/for_each_view.hpp, `team_blocks`): pairs
+  /// of units of the widest hidden layer, so the automatic team (at least two blocks a member)
+  /// leaves each member at least four units; none below 16 units (a team of 2 would evaluate the
+  /// whole network twice).
+  std::int64_t team_blocks() const { return max_hidden >= 16 ? max_hidden / 2 : 0; }
 
   /// U(x): the forward pass.
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE S value(vec<S, In> const& x) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (detail::splits_rows<S>)
+      if (team const t = team_for<S>(); t.size >= 4) return team_dispatch<false>(x, static_cast<vec<S, In>*>(nullptr), t);
+#endif
     S buf[2][max_hidden];
     S const* in = x.v;
     int cur = 0;
@@ -326,6 +346,11 @@ struct mlp {
   /// U(x) and ∇U(x): the forward pass keeping each activation's slope, then backpropagation.
   template <class S>
   EMBER_HD EMBER_HOT_CALLEE S value_and_grad(vec<S, In> const& x, vec<S, In>& g) const {
+#if defined(__CUDA_ARCH__)
+    // A team of 4-32 (a team of 2 evaluates the whole network in both members, as one thread).
+    if constexpr (detail::splits_rows<S>)
+      if (team const t = team_for<S>(); t.size >= 4) return team_dispatch<true>(x, &g, t);
+#endif
     S buf[2][max_hidden];
     S slope[hidden_total];
     S const* in = x.v;
@@ -647,6 +672,147 @@ struct mlp {
       gb[output_offset(l) + j] = gin[j] * slope[slope_offset(l) + j];
     }
   }
+
+#if defined(__CUDA_ARCH__)
+  // ---- A GPU team of W members evaluating one chain (see the file comment) ----
+  template <int W>
+  EMBER_HD static constexpr int units(int n) { return (n + W - 1) / W; }
+  template <int W>
+  static constexpr int team_buffer = units<W>(In > max_hidden ? In : max_hidden);
+  template <int W>
+  EMBER_HD static constexpr int team_slope_offset(int l) {  // layer l's slopes among a member's
+    int s = 0;
+    for (int i = 0; i < l; ++i) s += units<W>(width[i + 1]);
+    return s;
+  }
+
+  template <bool grad, class S>
+  __device__ S team_dispatch(vec<S, In> const& x, vec<S, In>* g, team const& t) const {
+    if (t.size == 32) return team_pass<32, grad>(x, g, t);
+    if (t.size == 16) return team_pass<16, grad>(x, g, t);
+    if (t.size == 8) return team_pass<8, grad>(x, g, t);
+    return team_pass<4, grad>(x, g, t);
+  }
+
+  // The W partial sums p[0..W) of every member into member r's p[r] summed over the team: at
+  // stage s members r and r ^ s swap halves of what is left, the member with bit s set keeping
+  // the upper half (W − 1 shuffles in all).
+  template <int W, class S>
+  __device__ static S reduce_scatter(S (&p)[W], int r, unsigned mask) {
+    EMBER_UNROLL
+    for (int s = W / 2; s > 0; s >>= 1) {
+      bool const upper = (r & s) != 0;
+      EMBER_UNROLL
+      for (int j = 0; j < s; ++j) {
+        S const keep = upper ? p[j + s] : p[j];
+        S const send = upper ? p[j] : p[j + s];
+        p[j] = keep + __shfl_xor_sync(mask, send, s, W);
+      }
+    }
+    return p[0];
+  }
+
+  // Layer l (I → O), member r holding in[k] = hₗ[r + W k]: out[c] = φ(a)[c W + r] and its slope.
+  template <int l, int W, bool slopes, class S>
+  __device__ void team_forward(S const* in, S* out, S* slope, int r, unsigned mask) const {
+    constexpr int O = width[l + 1], I = width[l], UI = units<W>(I), UO = units<W>(O);
+    T const* w = weight[l].data;
+    for (int c = 0; c < UO; ++c) {
+      S p[W];
+      EMBER_UNROLL
+      for (int q = 0; q < W; ++q) {
+        int const o = c * W + q;
+        S acc = S(T(0));
+        if (o < O) {
+          EMBER_UNROLL
+          for (int k = 0; k < UI; ++k)
+            if (r + W * k < I) acc = S(w[std::size_t(o) * I + std::size_t(r + W * k)]) * in[k] + acc;
+        }
+        p[q] = acc;
+      }
+      S a = reduce_scatter<W>(p, r, mask);
+      int const o = c * W + r;
+      if (o < O) {
+        a = a + S(bias[l].data[o]);
+        if constexpr (slopes)
+          out[c] = act.value_and_slope(a, slope[c]);
+        else
+          out[c] = act.value(a);
+        if constexpr (can_skip(l))
+          if (skip) out[c] = out[c] + in[c];  // I == O: the same units
+      } else {
+        out[c] = S(T(0));
+        if constexpr (slopes) slope[c] = S(T(0));
+      }
+    }
+  }
+
+  // Layer l backwards: ga[c] = ∂U/∂a[c W + r] into gin[k] = ∂U/∂hₗ[r + W k].
+  template <int l, int W, class S>
+  __device__ void team_backward(S const* ga, S* gin, int r, unsigned mask) const {
+    constexpr int O = width[l + 1], I = width[l], UI = units<W>(I), UO = units<W>(O);
+    T const* w = weight[l].data;
+    S acc[UI];
+    EMBER_UNROLL
+    for (int k = 0; k < UI; ++k) acc[k] = S(T(0));
+    for (int c = 0; c < UO; ++c) {
+      S const mine = ga[c];
+      EMBER_UNROLL
+      for (int q = 0; q < W; ++q) {
+        int const o = c * W + q;  // the same in every member: every member shuffles
+        if (o < O) {
+          S const v = __shfl_sync(mask, mine, q, W);
+          EMBER_UNROLL
+          for (int k = 0; k < UI; ++k)
+            if (r + W * k < I) acc[k] = S(w[std::size_t(o) * I + std::size_t(r + W * k)]) * v + acc[k];
+        }
+      }
+    }
+    EMBER_UNROLL
+    for (int k = 0; k < UI; ++k) gin[k] = acc[k];
+  }
+
+  template <int W, bool grad, class S>
+  __device__ S team_pass(vec<S, In> const& x, vec<S, In>* g, team const& t) const {
+    int const r = t.rank;
+    unsigned const lane = unsigned(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
+    unsigned const mask = W == 32 ? 0xffffffffu : ((1u << unsigned(W)) - 1u) << (lane & ~unsigned(W - 1));
+    S h[2][team_buffer<W>];
+    S slope[grad ? team_slope_offset<W>(depth) : 1];
+    for (int k = 0; k < units<W>(In); ++k) h[0][k] = r + W * k < In ? x[r + W * k] : S(T(0));  // x is in every member
+    int cur = 0;
+    [&]<int... l>(std::integer_sequence<int, l...>) {
+      ((team_forward<l, W, grad>(h[cur], h[cur ^ 1], slope + (grad ? team_slope_offset<W>(l) : 0), r, mask), cur ^= 1), ...);
+    }(std::make_integer_sequence<int, depth>{});
+    constexpr int last = width[depth];
+    T const* wo = weight[depth].data;
+    S part = S(T(0));
+    for (int k = 0; k < units<W>(last); ++k)
+      if (r + W * k < last) part = S(wo[r + W * k]) * h[cur][k] + part;
+    S const u = team_sum(t, part) + S(bias[depth].data[0]);
+    if constexpr (grad) {
+      // ∂U/∂h_L = w_out in h[cur]; each layer's ∂/∂a in ga, its ∂/∂hₗ into the other buffer.
+      for (int k = 0; k < units<W>(last); ++k) h[cur][k] = r + W * k < last ? S(wo[r + W * k]) : S(T(0));
+      S ga[team_buffer<W>];
+      [&]<int... q>(std::integer_sequence<int, q...>) {
+        (
+            [&] {
+              constexpr int l = depth - 1 - q;
+              S const* sl = slope + team_slope_offset<W>(l);
+              for (int c = 0; c < units<W>(width[l + 1]); ++c) ga[c] = h[cur][c] * sl[c];
+              team_backward<l, W>(ga, h[cur ^ 1], r, mask);
+              if constexpr (can_skip(l))
+                if (skip)
+                  for (int k = 0; k < units<W>(width[l]); ++k) h[cur ^ 1][k] = h[cur ^ 1][k] + h[cur][k];
+              cur ^= 1;
+            }(),
+            ...);
+      }(std::make_integer_sequence<int, depth>{});
+      for (int i = 0; i < In; ++i) (*g)[i] = __shfl_sync(mask, h[cur][i / W], i % W, W);  // all-gather ∂U/∂x
+    }
+    return u;
+  }
+#endif
 
   // a = W h + b for an O × I weight, outputs `block` at a time.
   template <int O, int I, class S>

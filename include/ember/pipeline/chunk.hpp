@@ -10,8 +10,8 @@
 #include <ember/pipeline/stages.hpp>  // draw_stat
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <utility>
 
 namespace ember {
@@ -81,7 +81,7 @@ EMBER_HD EMBER_INLINE void mask_frozen_report(step_info<S>& info, mask_t<S> cons
   info.truncated = info.truncated && !frozen;
   info.gradients = select(frozen, S(T(0)), info.gradients);
   info.accept_prob = select(frozen, S(T(0)), info.accept_prob);
-  info.hamiltonian = select(frozen, S(std::numeric_limits<T>::quiet_NaN()), info.hamiltonian);
+  info.hamiltonian = select(frozen, S(T(NAN)), info.hamiltonian);  // NAN: a constant device code may use
   info.tree_depth = select(frozen, S(T(0)), info.tree_depth);
 }
 

@@ -9,6 +9,7 @@
 /// step_size(per_chain) wraps it in `per_chain_step_size` (each chain carries its own ε).
 
 #include <ember/core/concepts.hpp>
+#include <ember/core/config.hpp>
 #include <ember/detail/kernel_diagnosis.hpp>
 #include <ember/pipeline/stages.hpp>
 
@@ -89,7 +90,7 @@ struct pipeline {
   /// Whether the run keeps anything per draw.
   static constexpr bool recording = recorded_columns > 0;
   /// The statistic of recorded stat column j (0 ≤ j < stat_count).
-  static constexpr draw_stat stat_at(int j) {
+  EMBER_HD static constexpr draw_stat stat_at(int j) {
     return j < 5 ? draw_stat(j) : (j == 5 && reports_hamiltonian) ? draw_stat::energy : draw_stat::tree_depth;
   }
   /// Doubles a backend sums over chains at each kept step: the live count, then every tracked
