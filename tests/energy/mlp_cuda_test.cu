@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -90,18 +91,21 @@ TEST_CASE("teams of 4-32 threads evaluate an mlp's gradient as one thread does",
   // One ULA step from the same start, x' = x - h grad U(x) + sqrt(2h) xi: with the same draws the
   // states differ by h times the gradients' rounding. A 3 -> 24 -> 24 -> 1 GELU network with a
   // skip connection: 24 units leave members idle in a team of 32 and give some two units in a
-  // team of 16; the input width 3 is not a multiple of any team. Any block size gives the same bits.
+  // team of 16; the input width 3 is not a multiple of any team. Any block size gives the same
+  // bits (4,097 chains: enough that blocks of 256 and of 64 threads hold different numbers of
+  // chains for every team size, as a team's blocks are spread over the multiprocessors).
   auto const w = ember::mlp_weights<float>::uniform({3, 24, 24, 1}, 17);
   ember::mlp<float, 3, ember::nn::gelu, 24, 24> const U(w, {.skip = true});
   auto dU = ember::to_device(U);
+  constexpr std::int64_t n = 4097;
   auto once = [&](int team, int block) {
-    return ember::sample(ember::ula(dU.energy(), {.step_size = 0.1}), {.chains = 257, .steps = 1, .seed = 3},
+    return ember::sample(ember::ula(dU.energy(), {.step_size = 0.1}), {.chains = n, .steps = 1, .seed = 3},
                          ember::backend::cuda{.block_size = block, .threads_per_chain = team});
   };
   auto const r1 = once(1, 256);
   for (int team : {4, 8, 16, 32}) {
     auto const rt = once(team, 256), rb = once(team, 64);
-    for (std::int64_t c = 0; c < 257; ++c)
+    for (std::int64_t c = 0; c < n; ++c)
       for (int d = 0; d < 3; ++d) {
         INFO("team " << team << ", chain " << c << ", coordinate " << d);
         CHECK(std::abs(rt.final_state(c)[d] - r1.final_state(c)[d]) <= 1e-5f * (1 + std::abs(r1.final_state(c)[d])));
@@ -132,4 +136,58 @@ TEST_CASE("an mlp sampled by teams of threads has the law of |x1| + |x2|", "[mlp
       CHECK(std::abs(z_of_mean(r, [&](auto const& x) { return double(x[d]) * double(x[d]); }, 2.0)) < 5);
     }
   }
+}
+
+namespace {
+// Every member of a team of W (blocks of (W, 1, 2): two chains a block, core/team.hpp's shape)
+// evaluates U.value and U.value_and_grad at its chain's point and writes them: out[(c·W + m)·5 + k].
+template <class E>
+__global__ void team_energies(E const U, ember::vec<float, 3> const* xs, float* out) {
+  int const c = int(blockIdx.x) * 2 + int(threadIdx.z), m = int(threadIdx.x);
+  ember::vec<float, 3> g;
+  float const v = U.value(xs[c]);
+  float const u = U.value_and_grad(xs[c], g);
+  float* o = out + (std::size_t(c) * blockDim.x + std::size_t(m)) * 5;
+  o[0] = v;
+  o[1] = u;
+  for (int i = 0; i < 3; ++i) o[2 + i] = g[i];
+}
+}  // namespace
+
+TEST_CASE("an mlp's value and gradient in a team: every member the same bits, the host's to rounding", "[mlp][cuda]") {
+  // value() (the forward pass alone, which ULA and MALA never call) and value_and_grad in teams
+  // of 4-32 against the host's float evaluation of the same network at 64 points: relative 1e-5
+  // (a float sum of at most 25 products per unit, three layers), and bit-identical across members.
+  auto const w = ember::mlp_weights<float>::uniform({3, 24, 24, 1}, 23);
+  ember::mlp<float, 3, ember::nn::gelu, 24, 24> const U(w, {.skip = true});
+  auto dU = ember::to_device(U);
+  constexpr int n = 64;
+  std::vector<ember::vec<float, 3>> xs(n);
+  for (int c = 0; c < n; ++c)
+    for (int i = 0; i < 3; ++i) xs[std::size_t(c)][i] = float(std::sin(1.7 * c + 2.3 * i)) * 2.f;
+  ember::vec<float, 3>* dx = nullptr;
+  float* dout = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&dx), n * sizeof(ember::vec<float, 3>)) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&dout), std::size_t(n) * 32 * 5 * sizeof(float)) == cudaSuccess);
+  REQUIRE(cudaMemcpy(dx, xs.data(), n * sizeof(ember::vec<float, 3>), cudaMemcpyHostToDevice) == cudaSuccess);
+  for (int team : {4, 8, 16, 32}) {
+    team_energies<<<n / 2, dim3(unsigned(team), 1, 2)>>>(dU.energy(), dx, dout);
+    REQUIRE(cudaGetLastError() == cudaSuccess);
+    std::vector<float> out(std::size_t(n) * team * 5);
+    REQUIRE(cudaMemcpy(out.data(), dout, out.size() * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (int c = 0; c < n; ++c) {
+      ember::vec<float, 3> g;
+      float const u = U.value_and_grad(xs[std::size_t(c)], g);
+      float const want[5] = {u, u, g[0], g[1], g[2]};
+      for (int m = 0; m < team; ++m)
+        for (int k = 0; k < 5; ++k) {
+          INFO("team " << team << ", point " << c << ", member " << m << ", output " << k);
+          float const got = out[(std::size_t(c) * team + m) * 5 + k];
+          CHECK(std::abs(got - want[k]) <= 1e-5f * (1 + std::abs(want[k])));
+          CHECK(std::memcmp(&got, &out[(std::size_t(c) * team) * 5 + k], sizeof(float)) == 0);  // member 0's bits
+        }
+    }
+  }
+  cudaFree(dx);
+  cudaFree(dout);
 }

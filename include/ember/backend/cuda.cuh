@@ -456,8 +456,11 @@ class backend::cuda::storage {
     double* const out = part + std::size_t(tiles) * F::size;
     detail::reduce_tiles<<<unsigned(tiles), 256u>>>(f, chains_, tiles, part);
     // One tile (up to 256 chains) is its own sum: no second launch.
-    if (tiles > 1) detail::reduce_values<><<<unsigned((F::size + 127) / 128), 128u>>>(part, tiles, F::size, out);
     cuda_check(cudaGetLastError(), "ember::detail::reduce_tiles");
+    if (tiles > 1) {
+      detail::reduce_values<><<<unsigned((F::size + 127) / 128), 128u>>>(part, tiles, F::size, out);
+      cuda_check(cudaGetLastError(), "ember::detail::reduce_values");
+    }
     // The copy waits for the kernels (the default stream), and reports their failure.
     cuda_check(cudaMemcpy(result, tiles > 1 ? out : part, F::size * sizeof(double), cudaMemcpyDeviceToHost),
                "cudaMemcpy(reduction)");
@@ -563,8 +566,9 @@ class backend::cuda::storage {
     void resize(std::size_t count) {
       if (ptr) (void)cudaFree(ptr);
       ptr = nullptr;
-      n = count;
+      n = 0;  // a failed allocation leaves an empty buffer (kept buffers are asked again), never a size without memory
       if (count) detail::cuda_check(cudaMalloc(reinterpret_cast<void**>(&ptr), count * sizeof(V)), "cudaMalloc");
+      n = count;
     }
     V* data() const { return ptr; }
   };

@@ -25,7 +25,9 @@
 /// owner; backwards, each ∂/∂a is broadcast by shuffle and the members add Wᵀ's products for their
 /// own inputs. The energy and the input gradient reach every member with the same bits (butterfly
 /// sums, an all-gather). One thread per chain kept a warp per 32 chains with its activations in
-/// local memory; a team keeps a warp per chain busy (bench/results/2026-11-29-gpu-h200.md).
+/// local memory; a team keeps a warp per chain busy (bench/results/2026-11-29-gpu-h200.md). So in
+/// a team every member must evaluate the network together, on the same input: an mlp called from
+/// code whose members do different work (inside a model's `add_rows`, say) is not supported.
 ///
 /// `add_param_grad` gives ∂U/∂θ summed over a set of points with coefficients (what contrastive
 /// divergence and score matching train with), in the layout of `mlp_weights::parameters()`.
