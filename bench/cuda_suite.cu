@@ -11,10 +11,21 @@
 // count: start() (device and host allocation, start states), advance() (the fused kernels and
 // the progress counters between chunks) and result() (the final states to the host), medians.
 //
-// usage: ember_cuda_bench [--quick] [--case P7] [--chains N (P7 at N chains only)] [--repeats 10] [--phases]
+// --copies MB: where a recording's time goes when it comes back from the device, one JSON line a
+// round: MB of device memory copied to fresh pageable host memory (as a run's first recording of
+// that size), to the same memory again, to the same memory pinned by cudaHostRegister (and the
+// pinning's own time), to cudaMallocHost memory (and its allocation's time), and a fresh memset (the
+// page faults alone). --case laps: issue 32's LAPS case (d = 10 normal, ChEES-HMC, 500 warm-up
+// transitions then 1,000 draws, float) at --chains N (default 4,096), the sampling advance timed
+// with every draw recorded and with none, and result(), medians of --repeats after a first round
+// (its sampling apart: the recording lands in fresh memory), and the host cache's pinned bytes.
+//
+// usage: ember_cuda_bench [--quick] [--case P7|laps] [--chains N] [--repeats 10] [--phases] [--copies MB]
 #include <ember/backend/cuda.cuh>
 #include <ember/energy/double_well.hpp>
 #include <ember/energy/rosenbrock.hpp>
+#include <ember/energy/gaussian.hpp>
+#include <ember/kernel/chees_hmc.hpp>
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/ula.hpp>
 #include <ember/pipeline/stages.hpp>
@@ -95,24 +106,127 @@ void phases(Pipe const& pipe, long chains, long steps) {
   std::fflush(stdout);
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void copies(std::size_t mb) {
+  using clock = std::chrono::steady_clock;
+  auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  std::size_t const bytes = mb << 20;
+  void* dev = nullptr;
+  if (cudaMalloc(&dev, bytes) != cudaSuccess || cudaMemset(dev, 1, bytes) != cudaSuccess) {
+    std::fprintf(stderr, "--copies: cudaMalloc/cudaMemset of %zu MB failed\n", mb);
+    all_ok = false;
+    return;
+  }
+  cudaDeviceSynchronize();
+  for (int r = 0; r < 3; ++r) {
+    auto d2h = [&](void* h) {
+      auto const a = clock::now();
+      bool const ok = cudaMemcpy(h, dev, bytes, cudaMemcpyDeviceToHost) == cudaSuccess;
+      auto const b = clock::now();
+      if (!ok) all_ok = false;
+      return secs(a, b);
+    };
+    char* fresh = static_cast<char*>(std::malloc(bytes));  // glibc: a fresh mapping above 128 KiB
+    double const t_fresh = d2h(fresh);
+    double const t_touched = d2h(fresh);
+    auto a = clock::now();
+    bool const reg = cudaHostRegister(fresh, bytes, cudaHostRegisterDefault) == cudaSuccess;
+    double const t_register = secs(a, clock::now());
+    double const t_registered = reg ? d2h(fresh) : -1;
+    if (reg) cudaHostUnregister(fresh);
+    std::free(fresh);
+    char* fresh2 = static_cast<char*>(std::malloc(bytes));
+    a = clock::now();
+    bool const reg2 = cudaHostRegister(fresh2, bytes, cudaHostRegisterDefault) == cudaSuccess;
+    double const t_register_fresh = secs(a, clock::now());
+    double const t_registered_fresh = reg2 ? d2h(fresh2) : -1;
+    if (reg2) cudaHostUnregister(fresh2);
+    std::free(fresh2);
+    void* pinned = nullptr;
+    a = clock::now();
+    bool const pin = cudaMallocHost(&pinned, bytes) == cudaSuccess;
+    double const t_mallochost = secs(a, clock::now());
+    double const t_pinned = pin ? d2h(pinned) : -1;
+    double const t_pinned2 = pin ? d2h(pinned) : -1;
+    a = clock::now();
+    if (pin) cudaFreeHost(pinned);
+    double const t_freehost = secs(a, clock::now());
+    char* fresh3 = static_cast<char*>(std::malloc(bytes));
+    a = clock::now();
+    std::memset(fresh3, 1, bytes);
+    double const t_memset = secs(a, clock::now());
+    std::free(fresh3);
+    std::printf("{\"case\": \"copies\", \"device\": \"%s\", \"mb\": %zu, \"round\": %d, \"d2h_fresh_s\": %.6g, "
+                "\"d2h_touched_s\": %.6g, \"register_touched_s\": %.6g, \"d2h_registered_s\": %.6g, "
+                "\"register_fresh_s\": %.6g, \"d2h_registered_fresh_s\": %.6g, \"mallochost_s\": %.6g, "
+                "\"d2h_pinned_s\": %.6g, \"d2h_pinned_again_s\": %.6g, \"freehost_s\": %.6g, \"memset_fresh_s\": %.6g}\n",
+                device_name.c_str(), mb, r, t_fresh, t_touched, t_register, t_registered, t_register_fresh,
+                t_registered_fresh, t_mallochost, t_pinned, t_pinned2, t_freehost, t_memset);
+    std::fflush(stdout);
+  }
+  cudaFree(dev);
+}
+
+// Issue 32's LAPS case taken apart: the sampling advance with every draw recorded and with none.
+void laps(long chains) {
+  using clock = std::chrono::steady_clock;
+  auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  auto const U = gaussian<float, 10, covariance::isotropic>(vec<float, 10>{}, 1.0f);
+  auto const base = chees_hmc(U, {.warmup = 500});
+  auto one = [&](auto const& pipe, char const* what) {
+    std::vector<double> tw, ts, tr;
+    double first_s = 0;  // the first round's sampling: its recording in fresh memory
+    for (int r = 0; r <= repeats; ++r) {
+      auto run = start(pipe, {.chains = chains, .seed = 1, .progress = false}, backend::cuda{});
+      auto const t0 = clock::now();
+      run.advance(500);
+      auto const t1 = clock::now();
+      run.advance(1000);
+      auto const t2 = clock::now();
+      auto res = std::move(run).result();
+      auto const t3 = clock::now();
+      if (r == 0) {
+        first_s = secs(t1, t2);
+        continue;
+      }
+      tw.push_back(secs(t0, t1));
+      ts.push_back(secs(t1, t2));
+      tr.push_back(secs(t2, t3));
+    }
+    std::printf("{\"case\": \"laps-phases\", \"device\": \"%s\", \"chains\": %ld, \"draws\": %s, \"warmup_s\": %.6g, "
+                "\"sampling_s\": %.6g, \"result_s\": %.6g, \"sampling_min_s\": %.6g, \"sampling_first_s\": %.6g, "
+                "\"pinned_bytes\": %zu}\n",
+                device_name.c_str(), chains, what, median(tw), median(ts), median(tr), *std::min_element(ts.begin(), ts.end()),
+                first_s, ember::host_cache().pinned_bytes);
+    std::fflush(stdout);
+  };
+  one(base, "\"none\"");
+  one(base | record(), "\"recorded\"");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string only;
   bool quick = false, split = false;
-  long p7_chains = 0;
+  long p7_chains = 0, copy_mb = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--chains") && i + 1 < argc) p7_chains = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--phases")) split = true;
+    else if (!std::strcmp(argv[i], "--copies") && i + 1 < argc) copy_mb = std::atol(argv[++i]);
   }
   if (repeats < 1) {
     std::fprintf(stderr, "ember_cuda_bench: --repeats must be at least 1\n");
     return 2;
   }
-  if (p7_chains && p7_chains != 1'000 && p7_chains != 10'000 && p7_chains != 100'000 && p7_chains != 1'000'000 &&
+  if (p7_chains && only != "laps" && p7_chains != 1'000 && p7_chains != 10'000 && p7_chains != 100'000 && p7_chains != 1'000'000 &&
       p7_chains != 10'000'000) {
     std::fprintf(stderr, "ember_cuda_bench: --chains takes one of P7's counts, 1000 ... 10000000 (powers of 10)\n");
     return 2;
@@ -126,6 +240,14 @@ int main(int argc, char** argv) {
   cudaGetDeviceProperties(&prop, 0);
   device_name = prop.name;
   auto want = [&](char const* c) { return only.empty() || only == c; };
+  if (copy_mb > 0) {
+    copies(std::size_t(copy_mb));
+    return all_ok ? 0 : 1;
+  }
+  if (only == "laps") {
+    laps(p7_chains ? p7_chains : 4096);
+    return all_ok ? 0 : 1;
+  }
   long const scale = quick ? 10 : 1;
 
   auto U10 = bench_gaussian<10>();

@@ -7,15 +7,18 @@
 # step's verdict is printed as it ends.
 #
 # usage: bench/gpu_session.sh BIN OUT [steps...]
-#   steps: tests sanitize example bench layout warmup bayes mlp peers unroll matrix ncu (default:
-#   all but unroll, in that order)
+#   steps: tests sanitize example bench layout warmup bayes mlp peers unroll matrix ncu copies
+#   laps ncu_team (default: all but unroll, copies, laps and ncu_team, in that order)
 #   (layout: ember_team_layout, one chain's logistic gradient over a warp three ways; bayes:
 #   ember_bayes_suite_cuda, the logistic regression at 4-1,024 chains with one thread per
 #   chain and with teams, and the d = 10 standard normal's ESS/s; peers: bench/peers/gpu_peers.sh,
 #   P1 and P7 for torch eager, torch.compile, TorchEBM, BlackJAX and JAX on the GPU, with the
 #   machine's own PyTorch and JAX and the wheels of .whl/; unroll: the A/B of docs/decisions/
 #   2026-11-26-device-normals-unrolled.md, ember_matrix_normals_unroll0/4 built from the commit
-#   before 601a7db)
+#   before 601a7db; copies: ember_cuda_bench --copies and --case laps, where a recording's time goes;
+#   laps: the d = 10 normal's rows before and after (ember_bayes_suite_cuda_base), and P7's phases;
+#   ncu_team: ncu's full set over one sampling chunk of the logistic regression's team kernel at
+#   128 chains)
 #   Environment: PEERS_ARGS (gpu_peers.sh's arguments for every peer, e.g. "--deadline 150"), SANITIZE_TOOLS, SANITIZE_TESTS, SANITIZE_TIMEOUT, SANITIZE_ARGS (a Catch test filter)
 #   (default: the four tools over every test binary
 #   but energy_gaussian_cuda_test); ROUNDS, UNROLL_CHAINS for unroll; BENCH_CASES for bench.
@@ -106,8 +109,11 @@ PY
     tee -a "$summary" <"$out/team_layout.txt"
     ;;
   warmup)
+    # Every suite in BIN: _base (an earlier tree's headers), this tree's, and bench/ab's variants
+    # (bench/ab/build_variants.sh), alternated; the suite appends to its file, so a reused OUT starts clean.
+    rm -f "$out"/warmup*.jsonl
     for r in 1 2; do
-      for v in _base ""; do
+      for v in _base "" $(cd "$bin" && ls ember_bayes_suite_cuda_ab_* 2>/dev/null | sed 's/^ember_bayes_suite_cuda//'); do
         [ -x "$bin/ember_bayes_suite_cuda$v" ] || continue
         EMBER_DATA_DIR=$root/data timeout 120 "$bin/ember_bayes_suite_cuda$v" --case logistic --chains "${WARMUP_CHAINS:-128,1024}" \
           --one-thread none --jsonl "$out/warmup$v.jsonl" >"$out/warmup$v-round$r.txt" 2>&1
@@ -116,10 +122,9 @@ PY
     done
     python3 - "$out" <<'PY' | tee -a "$summary"
 import json, os, statistics, sys
-for v in ("_base", ""):
-    f = os.path.join(sys.argv[1], f"warmup{v}.jsonl")
-    if not os.path.exists(f):
-        continue
+import glob
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "warmup*.jsonl"))):
+    v = os.path.basename(f)[len("warmup"):-len(".jsonl")]
     rows = {}
     for l in open(f):
         r = json.loads(l)
@@ -127,7 +132,7 @@ for v in ("_base", ""):
     for c, rs in sorted(rows.items()):
         w = statistics.median(r["warmup_s"] / r["grads_warmup"] for r in rs) * 1e6
         s = statistics.median(r["sampling_s"] / r["grads_sampling"] for r in rs) * 1e6
-        print(f"  warm-up {('before' if v else 'after'):6} chains {c:>5}: {w:7.1f} us a gradient in warm-up, {s:6.1f} in sampling, "
+        print(f"  warm-up {(v.lstrip('_') or 'this tree'):16} chains {c:>5}: {w:7.1f} us a gradient in warm-up, {s:6.1f} in sampling, "
               f"ratio {w / s:5.2f} ({len(rs)} runs, health {','.join(r['health'] for r in rs)})")
 PY
     ;;
@@ -230,6 +235,53 @@ PY
         "$bin/ember_cuda_bench" --case P7 --chains $n --repeats 1 >"$out/ncu-p7-$n.txt" 2>&1
       note "ncu P7 $n chains: rc $?; $(grep -E '^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread)' "$out/ncu-p7-$n.txt" | tr -s ' ' | tr '\n' ';')"
     done
+    ;;
+  copies)
+    timeout 120 "$bin/ember_cuda_bench" --copies 164 >"$out/copies.jsonl" 2>&1
+    note "ember_cuda_bench --copies 164: rc $?"
+    for n in 256 4096; do
+      timeout 120 "$bin/ember_cuda_bench" --case laps --chains $n --repeats 5 >>"$out/copies.jsonl" 2>&1
+      note "ember_cuda_bench --case laps --chains $n: rc $?"
+    done
+    tee -a "$summary" <"$out/copies.jsonl"
+    ;;
+  laps)
+    # The d = 10 normal's rows (LAPS's comparison) from a suite built over an earlier tree's
+    # headers (_base) and this one, then P7's phases (the result's copies at 10^5-10^7 chains).
+    rm -f "$out"/laps*.jsonl
+    for v in _base ""; do
+      [ -x "$bin/ember_bayes_suite_cuda$v" ] || continue
+      timeout 150 "$bin/ember_bayes_suite_cuda$v" --case normal10 --jsonl "$out/laps$v.jsonl" >"$out/laps$v.txt" 2>&1
+      note "ember_bayes_suite_cuda$v --case normal10: rc $?"
+    done
+    python3 - "$out" <<'PY' | tee -a "$summary"
+import json, os, sys
+for v in ("_base", ""):
+    f = os.path.join(sys.argv[1], f"laps{v}.jsonl")
+    if not os.path.exists(f):
+        continue
+    rows = [json.loads(l) for l in open(f)]
+    for r in rows:
+        if r.get("sampling_s") is None or r.get("ess_per_s") is None:
+            print(f"  normal10 {('before' if v else 'after'):6} chains {r['chains']:>6}: no figures ({r.get('health')}, skipped {r.get('skipped')})")
+            continue
+        print(f"  normal10 {('before' if v else 'after'):6} {r['precision']:6} chains {r['chains']:>6}: sampling {r['sampling_s']*1e3:8.2f} ms, "
+              f"warm-up {r['warmup_s']*1e3:8.2f} ms, ESS/s {r['ess_per_s']:.3g}, health {r['health']}")
+    by = {(r['precision'], r['chains']): r for r in rows if r.get("ess_min") is not None and r.get("sampling_s")}
+    if ("float", 256) in by and ("float", 4096) in by:
+        print(f"  LAPS comparison ({'before' if v else 'after'}): {by[('float', 256)]['ess_min']:.4g} / {by[('float', 4096)]['sampling_s']:.4g} s = "
+              f"{by[('float', 256)]['ess_min'] / by[('float', 4096)]['sampling_s']:.3g} ESS/s")
+PY
+    timeout 200 "$bin/ember_cuda_bench" --case P7 --phases --repeats 5 >"$out/p7-phases.jsonl" 2>&1
+    note "ember_cuda_bench --case P7 --phases: rc $?"
+    tee -a "$summary" <"$out/p7-phases.jsonl"
+    ;;
+  ncu_team)
+    # The 200 warm-up transitions are a launch each; the 201st launch is the first sampling chunk.
+    EMBER_DATA_DIR=$root/data timeout 300 ncu --clock-control none --kernel-name regex:fused_chains --launch-skip 200 --launch-count 1 \
+      --set full "$bin/ember_bayes_suite_cuda" --case logistic --chains 128 --one-thread none --warmup 200 --draws 300 \
+      >"$out/ncu-team-logistic-128.txt" 2>&1
+    note "ncu team logistic 128: rc $?; $(grep -E '^ +(Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread|Issue Slots Busy|Local Memory Spilling)' "$out/ncu-team-logistic-128.txt" | tr -s ' ' | tr '\n' ';')"
     ;;
   *) echo "unknown step $step" >&2 ;;
   esac

@@ -18,6 +18,15 @@
 /// `set_host_cache_limit(0)` turns it off and returns everything; `release_host_cache()` returns
 /// what is cached now. Thread-safe. Host memory only: the CUDA backend's device arrays are not
 /// cached (cudaMalloc does not fault per page).
+///
+/// Pinned blocks: a device backend may page-lock a block it copies into (`pin`: the CUDA backend
+/// registers a recording's block with cudaHostRegister before the first chunk of 1 MiB or more of
+/// draws comes back, and a result's arrays of 1 MiB or more).
+/// The block stays pinned while it is in use and while it is cached, and is unpinned when it goes
+/// back to the system, or at exit. Blocks of 64 KiB or more start on a page and fill whole pages,
+/// so that no two registrations overlap. Why: 164 MB of draws came from an H200 in 3.1 ms into pinned memory,
+/// 20 ms into pageable memory already touched, and 160 ms into fresh pageable memory; pinning
+/// fresh memory took 73 ms, touched memory 11 ms (bench/results/2026-11-29-gpu-h200-session2.md).
 
 #include <ember/backend/detail/host_memory.hpp>
 
@@ -25,6 +34,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -43,6 +53,14 @@ struct host_cache_stats {
   std::size_t limit_bytes = 0;   ///< the most it holds
   std::uint64_t reused = 0;      ///< requests served from the cache
   std::uint64_t fresh = 0;       ///< requests that allocated new memory (64 KiB or more)
+  std::size_t pinned_bytes = 0;  ///< bytes of blocks page-locked for a device (in use or cached)
+};
+
+/// How a device backend page-locks host memory for its copies: `pin(p, bytes)` returns whether
+/// it did; `unpin(p)` undoes it before the block goes back to the system.
+struct host_pinning {
+  bool (*pin)(void*, std::size_t) = nullptr;
+  void (*unpin)(void*) = nullptr;
 };
 
 namespace detail {
@@ -51,6 +69,24 @@ class host_block_cache {
  public:
   static constexpr std::size_t min_bytes = std::size_t(64) << 10;  // below: glibc's heap reuses well
   static constexpr std::align_val_t alignment{64};                  // a cache line, an AVX-512 vector
+
+  /// Blocks of min_bytes or more start on a page and fill whole pages, so that no two blocks share
+  /// a page: a device pins a block's pages (`pin`), and the CUDA driver refuses a registration
+  /// that overlaps another.
+  static std::size_t page_bytes() {
+    static std::size_t const p = [] {
+      long const s = sysconf(_SC_PAGESIZE);
+      return s >= 4096 && (s & (s - 1)) == 0 ? std::size_t(s) : std::size_t(4096);
+    }();
+    return p;
+  }
+  static std::align_val_t alignment_of(std::size_t cap) {
+    return cap >= min_bytes ? std::align_val_t(page_bytes()) : alignment;
+  }
+  /// The bytes a block of capacity `cap` occupies (whole pages from min_bytes on).
+  static std::size_t footprint(std::size_t cap) {
+    return cap >= min_bytes ? (cap + page_bytes() - 1) / page_bytes() * page_bytes() : cap;
+  }
 
   /// The bytes a request of n bytes occupies: n rounded up to one of eight classes per octave.
   static std::size_t capacity(std::size_t n) {
@@ -73,39 +109,109 @@ class host_block_cache {
       std::lock_guard<std::mutex> lock(m_);
       for (std::size_t i = blocks_.size(); i-- > 0;)  // the most recently freed first
         if (blocks_[i].bytes == cap) {
-          void* p = blocks_[i].ptr;
+          block const b = blocks_[i];
+          live_.push_back(b);  // first: if it throws, the block is still cached
           blocks_.erase(blocks_.begin() + std::ptrdiff_t(i));
           cached_ -= cap;
           ++reused_;
-          return p;
+          return b.ptr;
         }
       ++fresh_;
     }
+    void* p = nullptr;
     try {
-      return ::operator new(cap, alignment);
+      p = ::operator new(footprint(cap), alignment_of(cap));
     } catch (std::bad_alloc const&) {
       release();  // what the cache holds may be what is missing
-      return ::operator new(cap, alignment);
+      p = ::operator new(footprint(cap), alignment_of(cap));
     }
+    if (cap >= min_bytes) {
+      std::lock_guard<std::mutex> lock(m_);
+      try {
+        live_.push_back({p, cap});
+      } catch (...) {
+        ::operator delete(p, alignment_of(cap));
+        throw;
+      }
+    }
+    return p;
   }
 
   void deallocate(void* p, std::size_t n) noexcept {
     std::size_t const cap = capacity(n);
     if (cap >= min_bytes) {
       std::lock_guard<std::mutex> lock(m_);
+      bool pinned = false;
+      for (std::size_t i = live_.size(); i-- > 0;)
+        if (live_[i].ptr == p) {
+          pinned = live_[i].pinned;
+          live_[i] = live_.back();
+          live_.pop_back();
+          break;
+        }
       if (cap <= limit_) {
         try {
-          blocks_.push_back({p, cap});
+          blocks_.push_back({p, cap, pinned});
         } catch (...) {  // no room to note it: give it back
-          ::operator delete(p, alignment);
+          give_back_locked({p, cap, pinned});
           return;
         }
         cached_ += cap;
         trim_locked();
         return;
       }
+      give_back_locked({p, cap, pinned});
+      return;
     }
     ::operator delete(p, alignment);
+  }
+
+  /// Page-locks the block that starts at p (one this cache allocated, of 64 KiB or more) through
+  /// the device's pinning, if it is not already; returns whether it is pinned. Memory that is not
+  /// such a block, no pinning set, or a pinning that failed once (then it is not asked again)
+  /// give false: the device copies into pageable memory as before. The cache's lock is held
+  /// meanwhile (pinning 164 MB of fresh memory took 48–77 ms on an H200's host): other threads'
+  /// allocations of 64 KiB or more wait that long.
+  bool pin(void* p) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (!pinning_.pin || pin_refused_) return false;
+    for (auto& b : live_)
+      if (b.ptr == p) {
+        if (!b.pinned) {
+          if (!pinning_.pin(p, footprint(b.bytes))) {
+            pin_refused_ = true;
+            return false;
+          }
+          b.pinned = true;
+          pinned_ += footprint(b.bytes);
+        }
+        return true;
+      }
+    return false;
+  }
+  /// Set by a device backend (the same functions every time). Another pinning first unpins every
+  /// block with the old one, and is asked again even if the old one refused.
+  void set_pinning(host_pinning p) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (p.pin != pinning_.pin || p.unpin != pinning_.unpin) {
+      unpin_all_locked();
+      pin_refused_ = false;
+    }
+    pinning_ = p;
+    // At exit, before the device's runtime tears down (it registered its own handler at its first
+    // call, before any pinning was set): unpin what is still pinned, so that nothing registered
+    // outlives the program's end (compute-sanitizer's leak check counts each as an error).
+    if (p.pin && !at_exit_set_) {
+      std::atexit([] { instance().unpin_all(); });
+      at_exit_set_ = true;
+    }
+  }
+  /// Unpins every pinned block, in use or cached, and pins nothing more until a pinning is set
+  /// again; the blocks stay where they are.
+  void unpin_all() noexcept {
+    std::lock_guard<std::mutex> lock(m_);
+    unpin_all_locked();
+    pinning_ = {};
   }
 
   void set_limit(std::size_t bytes) {
@@ -116,21 +222,41 @@ class host_block_cache {
 
   void release() noexcept {
     std::lock_guard<std::mutex> lock(m_);
-    for (auto& b : blocks_) ::operator delete(b.ptr, alignment);
+    for (auto& b : blocks_) give_back_locked(b);
     blocks_.clear();
     cached_ = 0;
   }
 
   host_cache_stats stats() {
     std::lock_guard<std::mutex> lock(m_);
-    return {cached_, limit_, reused_, fresh_};
+    return {cached_, limit_, reused_, fresh_, pinned_};
   }
 
  private:
   struct block {
     void* ptr;
     std::size_t bytes;
+    bool pinned = false;
   };
+
+  void unpin_all_locked() noexcept {
+    for (auto* list : {&live_, &blocks_})
+      for (auto& b : *list)
+        if (b.pinned) {
+          if (pinning_.unpin) pinning_.unpin(b.ptr);
+          b.pinned = false;
+        }
+    pinned_ = 0;
+  }
+
+  // To the system, unpinned first if it was pinned.
+  void give_back_locked(block const& b) noexcept {
+    if (b.pinned) {
+      if (pinning_.unpin) pinning_.unpin(b.ptr);
+      pinned_ -= footprint(b.bytes);
+    }
+    ::operator delete(b.ptr, alignment_of(b.bytes));
+  }
 
   host_block_cache() {
     // What the process may use: physical memory, its cgroups' limits, its rlimits (host_memory.hpp).
@@ -142,7 +268,7 @@ class host_block_cache {
   void trim_locked() noexcept {
     std::size_t drop = 0;
     while (cached_ > limit_ && drop < blocks_.size()) {
-      ::operator delete(blocks_[drop].ptr, alignment);
+      give_back_locked(blocks_[drop]);
       cached_ -= blocks_[drop].bytes;
       ++drop;
     }
@@ -151,7 +277,10 @@ class host_block_cache {
 
   std::mutex m_;
   std::vector<block> blocks_;  // in the order they were freed
-  std::size_t cached_ = 0, limit_ = 0;
+  std::vector<block> live_;    // allocated and not yet freed (64 KiB or more), to know a block's size and pinning
+  host_pinning pinning_;
+  bool pin_refused_ = false, at_exit_set_ = false;
+  std::size_t cached_ = 0, limit_ = 0, pinned_ = 0;
   std::uint64_t reused_ = 0, fresh_ = 0;
 };
 

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -25,6 +26,14 @@ constexpr int D = p1_dim;
 bool have_gpu() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+// Whether this system lets CUDA pin host memory (a sandbox may not; ember then copies pageable).
+bool system_pins() {
+  void* p = std::aligned_alloc(4096, 1 << 16);
+  bool const ok = p && ember::detail::cuda_pin(p, 1 << 16);
+  if (ok) ember::detail::cuda_unpin(p);
+  std::free(p);
+  return ok;
 }
 }  // namespace
 
@@ -40,6 +49,7 @@ TEST_CASE("a chain's draws on the GPU are its draws on the CPU", "[backend][cuda
   // Same seed, same chain index, same counters: only floating-point contraction differs.
   auto pipe = compare_ula_pipe();
   auto opt = compare_ula_opt;
+  ember::release_host_cache();  // the pinned blocks below are this test's
   auto g = sample(pipe, opt, backend::cuda{.block_size = 128});
   auto h = cpu_compare_ula();
   REQUIRE(g.samples().kept == h.samples().kept);
@@ -47,6 +57,12 @@ TEST_CASE("a chain's draws on the GPU are its draws on the CPU", "[backend][cuda
   for (std::size_t j = 0; j < g.samples_.size(); ++j)
     worst = std::max(worst, std::abs(double(g.samples_[j]) - double(h.samples_[j])) / (1 + std::abs(double(h.samples_[j]))));
   CHECK(worst < 1e-4);
+  // The recording (1.6 MB) came back into a block pinned for it (host_cache.hpp); the second
+  // run below takes that block from the cache, pinned, and must give the same bits.
+  if (system_pins())
+    CHECK(ember::host_cache().pinned_bytes > 0);
+  else
+    WARN("this system refuses to pin host memory: the recording came back pageable");
   for (std::size_t j = 0; j < g.final_.size(); ++j) CHECK(g.final_[j] == Approx(h.final_[j]).margin(1e-4));
   for (std::size_t k = 0; k < h.trace().mean.size(); ++k) {
     CHECK(g.trace().live_chains[k] == h.trace().live_chains[k]);
@@ -57,8 +73,15 @@ TEST_CASE("a chain's draws on the GPU are its draws on the CPU", "[backend][cuda
     }
   }
   // The partition of chains into blocks and rounds changes nothing: bitwise on one device.
-  auto g2 = sample(pipe, opt, backend::cuda{.block_size = 64});
-  CHECK(g2.samples_ == g.samples_);
+  {
+    auto g2 = sample(pipe, opt, backend::cuda{.block_size = 64});
+    CHECK(g2.samples_ == g.samples_);
+  }
+  // Again into g2's blocks, from the cache and still pinned: the same bits.
+  auto const before = ember::host_cache();
+  auto g3 = sample(pipe, opt, backend::cuda{});
+  CHECK(ember::host_cache().reused > before.reused);
+  CHECK(g3.samples_ == g.samples_);
 }
 
 TEST_CASE("mala chains and acceptance agree between GPU and CPU", "[backend][cuda]") {
@@ -125,6 +148,77 @@ TEST_CASE("start states are used as given and steps = 0 returns them", "[backend
   auto r = sample(ula(U, {.step_size = 0.1f}), {.chains = 1000, .steps = 0, .seed = 1, .init = x0}, backend::cuda{});
   for (std::int64_t c = 0; c < 1000; ++c)
     for (int d = 0; d < D; ++d) CHECK(r.final_state(c)[d] == x0[std::size_t(c)][d]);
+}
+
+namespace {
+// A value per chain and index whose sum depends on the order of the additions (magnitudes from
+// 2^-20 to 2^20, both signs), so only the documented order gives the same bits.
+EMBER_HD inline double order_sensitive(std::int64_t c, int i) {
+  std::uint64_t h = std::uint64_t(c) * 0x9E3779B97F4A7C15ull + std::uint64_t(i) * 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 31;
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 29;
+  double const m = double(h >> 11) * 0x1p-53;  // [0, 1)
+  int const e = int(h % 41) - 20;
+  return (h & 1 ? -1.0 : 1.0) * (1 + m) * ::ldexp(1.0, e);
+}
+struct order_sums {
+  static constexpr int size = 40;  // more than one chunk of 32 values
+  EMBER_HD void operator()(std::int64_t c, double* a) const {
+    for (int i = 0; i < size; ++i) a[i] += order_sensitive(c, i);
+  }
+};
+// The order cuda.cuh documents for reduce(): in each tile of 256 chains, each warp's butterfly of
+// shuffles (lane 0's), then the tile's warps in order; then the tiles in order.
+double documented_sum(std::int64_t chains, int i) {
+  std::int64_t const tiles = (chains + 255) / 256;
+  double total = 0;
+  for (std::int64_t t = 0; t < tiles; ++t) {
+    double tile = 0;
+    for (int w = 0; w < 8; ++w) {
+      double v[32];
+      for (int l = 0; l < 32; ++l) {
+        std::int64_t const c = t * 256 + w * 32 + l;
+        v[l] = c < chains ? 0.0 + order_sensitive(c, i) : 0.0;
+      }
+      for (int o = 16; o > 0; o >>= 1) {
+        double n[32];
+        for (int l = 0; l < 32; ++l) n[l] = v[l] + v[l ^ o];
+        std::copy(n, n + 32, v);
+      }
+      tile += v[0];
+    }
+    total = tiles > 1 ? total + tile : tile;
+  }
+  return total;
+}
+}  // namespace
+
+TEST_CASE("the device's sums over chains are in the documented order, bit for bit", "[backend][cuda]") {
+  // One tile (its own sum) and several (a second kernel adds the tiles), each with 40 values (two
+  // rounds of the block's 32-value buffer).
+  using P = decltype(compare_ula_pipe());
+  for (std::int64_t chains : {200, 256, 1000}) {
+    CAPTURE(chains);
+    ember::backend::cuda::storage<P> st(backend::cuda{}, chains);
+    double got[order_sums::size];
+    st.reduce(order_sums{}, got);
+    int same = 0;
+    double naive_differs = 0;
+    for (int i = 0; i < order_sums::size; ++i) {
+      double const want = documented_sum(chains, i);
+      same += got[i] == want;
+      double naive = 0;
+      for (std::int64_t c = 0; c < chains; ++c) naive += order_sensitive(c, i);
+      naive_differs += naive != want;
+    }
+    CHECK(same == order_sums::size);
+    CHECK(naive_differs > 0);  // the values do tell orders apart
+    // Called again (kept buffers), the same bits.
+    double again[order_sums::size];
+    st.reduce(order_sums{}, again);
+    CHECK(std::equal(got, got + order_sums::size, again));
+  }
 }
 
 TEST_CASE("the cuda backend refuses a run larger than free device memory", "[backend][cuda]") {

@@ -390,6 +390,108 @@ TEST_CASE("host memory is reused across runs, with the same bits as fresh memory
   ember::set_host_cache_limit(saved);
 }
 
+namespace pin_log {
+std::vector<std::pair<void*, std::size_t>> pinned;
+std::vector<void*> unpinned;
+bool pin(void* p, std::size_t n) {
+  pinned.push_back({p, n});
+  return true;
+}
+bool refuse(void*, std::size_t) { return false; }
+void unpin(void* p) { unpinned.push_back(p); }
+}  // namespace pin_log
+
+TEST_CASE("a pinned block stays pinned while in use and cached, and is unpinned when it goes back", "[run][host_cache]") {
+  using ember::detail::host_block_cache;
+  auto& cache = host_block_cache::instance();
+  // Whatever fails below, the rest of the binary gets the cache as it was: no pinning, its limit.
+  struct restore {
+    std::size_t limit;
+    ~restore() {
+      host_block_cache::instance().set_pinning({});
+      ember::release_host_cache();
+      ember::set_host_cache_limit(limit);
+    }
+  } const guard{ember::host_cache().limit_bytes};
+  ember::release_host_cache();
+  ember::set_host_cache_limit(std::size_t(64) << 20);
+  cache.set_pinning({&pin_log::pin, &pin_log::unpin});
+  pin_log::pinned.clear();
+  pin_log::unpinned.clear();
+  std::size_t const n = std::size_t(1) << 19;  // 2 MiB of floats
+  void* first = nullptr;
+  {
+    ember::detail::host_buffer<float> a(n);
+    first = a.data();
+    CHECK(cache.pin(a.data()));
+    REQUIRE(pin_log::pinned.size() == 1);
+    CHECK(pin_log::pinned[0].first == first);
+    // The whole block, in whole pages of its own: registrations of two blocks never overlap.
+    CHECK(pin_log::pinned[0].second == host_block_cache::footprint(host_block_cache::capacity(n * sizeof(float))));
+    CHECK(reinterpret_cast<std::uintptr_t>(first) % host_block_cache::page_bytes() == 0);
+    CHECK(pin_log::pinned[0].second % host_block_cache::page_bytes() == 0);
+    CHECK(ember::host_cache().pinned_bytes == pin_log::pinned[0].second);
+    CHECK(cache.pin(a.data()));      // already pinned: not asked again
+    CHECK(pin_log::pinned.size() == 1);
+    CHECK_FALSE(cache.pin(a.data() + 1));  // not the start of a block
+    int local = 0;
+    CHECK_FALSE(cache.pin(&local));        // not the cache's memory
+  }
+  CHECK(pin_log::unpinned.empty());  // cached, still pinned
+  {
+    ember::detail::host_buffer<float> b(n);  // the same size class: the cached block, pinned
+    CHECK(b.data() == first);
+    CHECK(cache.pin(b.data()));
+    CHECK(pin_log::pinned.size() == 1);
+  }
+  ember::release_host_cache();  // back to the system: unpinned first
+  REQUIRE(pin_log::unpinned.size() == 1);
+  CHECK(pin_log::unpinned[0] == first);
+  CHECK(ember::host_cache().pinned_bytes == 0);
+  // A pinned block larger than the limit is unpinned as it is freed.
+  ember::set_host_cache_limit(std::size_t(1) << 20);
+  {
+    ember::detail::host_buffer<float> big(n);
+    CHECK(cache.pin(big.data()));
+  }
+  CHECK(pin_log::unpinned.size() == 2);
+  CHECK(ember::host_cache().pinned_bytes == 0);
+  // A pinning that refuses is not asked again, until another pinning is set.
+  cache.set_pinning({&pin_log::refuse, &pin_log::unpin});
+  {
+    ember::detail::host_buffer<float> c(n);
+    CHECK_FALSE(cache.pin(c.data()));
+    cache.set_pinning({&pin_log::pin, &pin_log::unpin});
+    CHECK(cache.pin(c.data()));
+  }
+  CHECK(pin_log::unpinned.size() == 3);
+  // At exit (and when asked), every pinned block is unpinned, in use or cached, and none again.
+  ember::set_host_cache_limit(std::size_t(64) << 20);
+  {
+    ember::detail::host_buffer<float> in_use(n);
+    CHECK(cache.pin(in_use.data()));
+    {
+      ember::detail::host_buffer<float> cached(2 * n);
+      CHECK(cache.pin(cached.data()));
+    }
+    cache.unpin_all();
+    CHECK(pin_log::unpinned.size() == 5);
+    CHECK(ember::host_cache().pinned_bytes == 0);
+    CHECK_FALSE(cache.pin(in_use.data()));  // no pinning until one is set again
+  }
+  ember::release_host_cache();
+  CHECK(pin_log::unpinned.size() == 5);  // nothing unpinned twice
+  // Another pinning unpins, with the old one, what the old one pinned.
+  cache.set_pinning({&pin_log::pin, &pin_log::unpin});
+  {
+    ember::detail::host_buffer<float> g(n);
+    CHECK(cache.pin(g.data()));
+    cache.set_pinning({&pin_log::refuse, &pin_log::unpin});
+    CHECK(pin_log::unpinned.size() == 6);
+    CHECK(ember::host_cache().pinned_bytes == 0);
+  }
+}
+
 TEST_CASE("host_buffer keeps its values through growth, shrinking, copies and moves", "[run][host_cache]") {
   using buffer = ember::detail::host_buffer<double>;
   buffer a;

@@ -36,6 +36,7 @@
 #include <ember/core/team.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/energy/check_views.hpp>
+#include <ember/host_cache.hpp>
 #include <ember/pipeline/fused_loop.hpp>
 #include <ember/pipeline/pipeline.hpp>
 #include <ember/result.hpp>
@@ -112,6 +113,20 @@ inline void cuda_check(cudaError_t e, char const* call) {
     throw cuda_error(call, e);
   }
 }
+
+// The host cache's pinning (host_cache.hpp): a block registered with every CUDA context
+// (portable), so copies from the device into it run at the bus's speed. A refusal (a sandbox that
+// cannot lock pages) is not an error: copies stay pageable.
+inline bool cuda_pin(void* p, std::size_t bytes) {
+  if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) == cudaSuccess) return true;
+  (void)cudaGetLastError();
+  return false;
+}
+inline void cuda_unpin(void* p) {
+  if (cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
+}
+// Copies of at least this many bytes pin their destination's block first.
+inline constexpr std::size_t cuda_pin_min_bytes = std::size_t(1) << 20;
 
 // Refuses, with the byte counts, a run that needs more than the current device has free.
 // Allocation granularity and the CUDA context take a little of what is free: keep 64 MiB spare.
@@ -385,6 +400,7 @@ class backend::cuda::storage {
       throw std::invalid_argument("ember::backend::cuda: device " + std::to_string(be.device) + " does not exist (" +
                                   std::to_string(count) + " CUDA devices)");
     cuda_check(cudaSetDevice(be.device), "cudaSetDevice");
+    detail::host_block_cache::instance().set_pinning({&detail::cuda_pin, &detail::cuda_unpin});
     std::size_t const per_chain = 2 * (slots * sizeof(T) + sizeof(T) + 1 + 3 * 8) + (3 * D + 1) * sizeof(T);
     detail::cuda_require_free(per_chain * std::size_t(chains), be.device);
     for (auto* a : {&a_, &b_}) allocate(*a);
@@ -435,6 +451,9 @@ class backend::cuda::storage {
     chunk_output out;
     out.track.resize(n_track);
     if (n_track) cuda_check(cudaMemcpy(out.track.data(), dtrack_.data(), n_track * 8, cudaMemcpyDeviceToHost), "cudaMemcpy(track)");
+    // The recording's block (the run reserves a whole advance in one) pinned at its first chunk
+    // of 1 MiB or more.
+    if (n_samples * sizeof(T) >= detail::cuda_pin_min_bytes) detail::host_block_cache::instance().pin(samples);
     if (n_samples)
       cuda_check(cudaMemcpy(samples + std::size_t(k0) * P::recorded_columns * std::size_t(chains_), dsamples_.data(),
                             n_samples * sizeof(T),
@@ -519,6 +538,9 @@ class backend::cuda::storage {
     using detail::cuda_check;
     auto const n = std::size_t(chains_);
     auto get = [&](auto* dst, auto const& src, std::size_t count) {
+      // At 10^7 chains these are 570 MB; pinned, each block is registered once and copies at the
+      // bus's speed when a later result takes it from the host cache (host_cache.hpp).
+      if (count * sizeof(*dst) >= detail::cuda_pin_min_bytes) detail::host_block_cache::instance().pin(dst);
       cuda_check(cudaMemcpy(dst, src.data(), count * sizeof(*dst), cudaMemcpyDeviceToHost), "cudaMemcpy(result)");
     };
     get(positions, a_.slots, std::size_t(D) * n);  // slots d < D are the position; stride_ == chains_

@@ -112,8 +112,10 @@ template <class T, int D, class Likelihood, class Prior>
 struct regression {
   using value_type = T;
   static constexpr int dim = D;
-  /// Rows per block of the evaluation loop.
+  /// Rows per block of the evaluation loop (a team deals out blocks); a device thread evaluates a
+  /// block `device_rows` at a time.
   static constexpr int block_rows = 8;
+  static constexpr int device_rows = 2;
 
   data_view<T> x;  ///< n × D design matrix
   data_view<T> y;  ///< n × 1 responses
@@ -174,7 +176,21 @@ struct regression {
   template <class F>
   EMBER_HD EMBER_INLINE void for_rows(team const& t, F&& f) const {
     std::int64_t const blocks = x.rows / block_rows;
+#if defined(__CUDA_ARCH__)
+    // A device thread takes its blocks two rows at a time, in a loop left rolled: eight rows at
+    // once (248 multiply-adds unrolled) spilled registers inside the row loop of ChEES-HMC's
+    // kernel (255 registers, 2.2 KB of spill loads); two rows spill nothing there. Breast-cancer
+    // logistic regression, H200 (bench/results/2026-11-29-gpu-h200-session2.md): a gradient
+    // 20.4 µs against 23.0 in teams of 32 at 128 chains, 179 against 300 µs with a thread per chain
+    // at 1,024 (one row at a time: 20.5 and 199).
+    static_assert(block_rows % device_rows == 0, "a dealt block is a whole number of device steps");
+    for (std::int64_t k = t.rank; k < blocks; k += t.size) {
+#pragma unroll 1
+      for (int m = 0; m < block_rows; m += device_rows) f.template operator()<device_rows>(k * block_rows + m);
+    }
+#else
     for (std::int64_t k = t.rank; k < blocks; k += t.size) f.template operator()<block_rows>(k * block_rows);
+#endif
     std::int64_t const first = (t.rank - blocks % t.size + t.size) % t.size;
     for (std::int64_t i = blocks * block_rows + first; i < x.rows; i += t.size) f.template operator()<1>(i);
   }
