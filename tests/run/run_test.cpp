@@ -397,7 +397,11 @@ bool pin(void* p, std::size_t n) {
   pinned.push_back({p, n});
   return true;
 }
-bool refuse(void*, std::size_t) { return false; }
+int refusals = 0;
+bool refuse(void*, std::size_t) {
+  ++refusals;
+  return false;
+}
 void unpin(void* p) { unpinned.push_back(p); }
 }  // namespace pin_log
 
@@ -418,6 +422,7 @@ TEST_CASE("a pinned block stays pinned while in use and cached, and is unpinned 
   cache.set_pinning({&pin_log::pin, &pin_log::unpin});
   pin_log::pinned.clear();
   pin_log::unpinned.clear();
+  pin_log::refusals = 0;
   std::size_t const n = std::size_t(1) << 19;  // 2 MiB of floats
   void* first = nullptr;
   {
@@ -461,6 +466,8 @@ TEST_CASE("a pinned block stays pinned while in use and cached, and is unpinned 
   {
     ember::detail::host_buffer<float> c(n);
     CHECK_FALSE(cache.pin(c.data()));
+    CHECK_FALSE(cache.pin(c.data()));
+    CHECK(pin_log::refusals == 1);  // refused once, not asked again
     cache.set_pinning({&pin_log::pin, &pin_log::unpin});
     CHECK(cache.pin(c.data()));
   }
