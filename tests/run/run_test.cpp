@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -22,6 +23,9 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 using ember::vec;
 using ember_test::message_of;
@@ -497,6 +501,56 @@ TEST_CASE("a pinned block stays pinned while in use and cached, and is unpinned 
     CHECK(pin_log::unpinned.size() == 6);
     CHECK(ember::host_cache().pinned_bytes == 0);
   }
+}
+
+namespace pin_log {
+// The unpinning of the child case below: a line per block into $EMBER_TEST_UNPIN_LOG.
+void unpin_to_file(void*) {
+  if (char const* path = std::getenv("EMBER_TEST_UNPIN_LOG")) {
+    if (std::FILE* f = std::fopen(path, "a")) {
+      std::fputs("unpinned\n", f);
+      std::fclose(f);
+    }
+  }
+}
+}  // namespace pin_log
+
+TEST_CASE("child: pinned blocks left at exit", "[.][child]") {
+  auto& cache = ember::detail::host_block_cache::instance();
+  ember::set_host_cache_limit(std::size_t(64) << 20);
+  cache.set_pinning({&pin_log::pin, &pin_log::unpin_to_file});
+  // One block in use at exit (never freed) and one cached.
+  static auto* const kept = new ember::detail::host_buffer<float>(std::size_t(1) << 19);
+  REQUIRE(cache.pin(kept->data()));
+  {
+    ember::detail::host_buffer<float> cached(std::size_t(1) << 20);
+    REQUIRE(cache.pin(cached.data()));
+  }
+}
+
+TEST_CASE("blocks still pinned when the program ends are unpinned by it", "[run][host_cache]") {
+  // A registration that outlives the program is a leak to compute-sanitizer; the cache unpins
+  // what is left at exit. Run in a child, whose exit is what is tested.
+  std::string const log = "/tmp/ember_unpin_" + std::to_string(::getpid()) + ".txt";
+  std::remove(log.c_str());
+  std::fflush(nullptr);
+  pid_t const pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setenv("EMBER_TEST_UNPIN_LOG", log.c_str(), 1);
+    ::execl("/proc/self/exe", "run_child", "child: pinned blocks left at exit", static_cast<char*>(nullptr));
+    _exit(4);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::ifstream in(log);
+  std::string line;
+  int unpinned = 0;
+  while (std::getline(in, line)) unpinned += line == "unpinned";
+  CHECK(unpinned == 2);
+  std::remove(log.c_str());
 }
 
 TEST_CASE("host_buffer keeps its values through growth, shrinking, copies and moves", "[run][host_cache]") {
