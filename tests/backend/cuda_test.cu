@@ -188,7 +188,7 @@ double documented_sum(std::int64_t chains, int i) {
       }
       tile += v[0];
     }
-    total = tiles > 1 ? total + tile : tile;
+    total += tile;  // reduce_values starts from 0; one tile is its own sum, 0 + tile exactly
   }
   return total;
 }
