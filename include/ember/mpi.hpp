@@ -522,7 +522,7 @@ inline std::optional<std::vector<double>> every_chain_rates(summary_options cons
 }  // namespace detail
 
 template <class T, int D>
-summary_table<D> summarize(result<T, D> const& mine, communicator const& comm, summary_options o = {}) {
+summary_table summarize(result<T, D> const& mine, communicator const& comm, summary_options o = {}) {
   auto const g = gather(mine, comm);  // everything but the draws
   std::vector<double> rates;
   if (std::isnan(o.target_acceptance)) {
@@ -539,7 +539,7 @@ summary_table<D> summarize(result<T, D> const& mine, communicator const& comm, s
   }
   if (mine.samples_.empty() || g.kept_ == 0) return ember::summarize(g, o);  // no draws: over final states
   std::vector<std::int64_t> live;
-  summary_table<D> s = ember::detail::summary_head(g, o, live);
+  summary_table s = ember::detail::summary_head(g, o, live);
   s.from_draws = true;
   auto const M = std::int64_t(live.size());
   std::int64_t const K = g.kept_;
@@ -558,7 +558,7 @@ summary_table<D> summarize(result<T, D> const& mine, communicator const& comm, s
     if (d % R != me) continue;
     convergence const c = ember::detail::diagnose(
         [&](std::int64_t j, std::int64_t k) { return all[std::size_t(live[std::size_t(j)] * K + k)]; }, M, K, w);
-    auto const row = ember::detail::summary_row<D>(c);
+    auto const row = ember::detail::summary_row(c);
     rows.insert(rows.end(), {double(d), row.mean, row.sd, row.mcse, row.ess, row.ess_tail, row.ess_sq, row.ess_mean, row.rhat,
                              row.rhat_bulk, row.rhat_folded});
   }

@@ -228,7 +228,7 @@ class result {
   /// `diagnostics/summary.hpp`. `o` passes the kernel's target acceptance and per-chain rates.
   /// Without options the kernel's target acceptance (after warm-up: the one it was tuned to) and
   /// every chain's own acceptance rate are passed along, so both warnings are on.
-  summary_table<D> summary(summary_options o = {}) const {
+  summary_table summary(summary_options o = {}) const {
     std::vector<double> rates;
     if (std::isnan(o.target_acceptance)) {
       o.target_acceptance = target_acceptance_;

@@ -1,13 +1,13 @@
 # Checks that every code block of a doc page that is marked with a source file,
 #   <!-- snippet: path/relative/to/repo -->
-#   ```cpp          (or ```python)
+#   ```cpp          (or ```python, ```cmake)
 #   ...
 #   ```
 # occurs verbatim in that file. Run: cmake -DDOC=<page> -DROOT=<repo> -P check_snippets.cmake
 file(READ ${DOC} text)
 # CMake lists split at ';', which C++ is full of: compare with a stand-in.
 string(REPLACE ";" "<semicolon>" text "${text}")
-string(REGEX MATCHALL "<!-- snippet: [^ ]+ -->\n```(cpp|python)\n[^`]*```" blocks "${text}")
+string(REGEX MATCHALL "<!-- snippet: [^ ]+ -->\n```(cpp|python|cmake)\n[^`]*```" blocks "${text}")
 list(LENGTH blocks n)
 if(n EQUAL 0)
   message(FATAL_ERROR "${DOC}: no marked snippets")

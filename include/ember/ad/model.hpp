@@ -430,8 +430,12 @@ struct model_energy {
   Body body;
   P ps{};  ///< the named parameters (their constraints' bounds), or no_params
 
+  // Both out of line on the host (EMBER_HOT_CALLEE, core/config.hpp): one copy of the body per
+  // scalar type rather than one inlined into each fused loop, warm-up and start (under
+  // ember_quick_compile's -O3 `flatten`, hier_logit's NUTS unit took 8.8 s with the copies and 6.3
+  // s without; sampling time and draws unchanged, bench/results/2026-11-30-compile-time.md).
   template <class S>
-  EMBER_HD S value(vec<S, D> const& x) const {
+  EMBER_HD EMBER_HOT_CALLEE S value(vec<S, D> const& x) const {
 #if !defined(__CUDA_ARCH__)
     if (int const parts = split_parts<S>(); parts > 1)
       return split<S>(parts, nullptr, [&](vec<S, D>*) { return value(x); }, [&] { return whole_value(x); });
@@ -440,7 +444,7 @@ struct model_energy {
   }
 
   template <class S>
-  EMBER_HD S value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
+  EMBER_HD EMBER_HOT_CALLEE S value_and_grad(vec<S, D> const& x, vec<S, D>& g) const {
 #if !defined(__CUDA_ARCH__)
     if (int const parts = split_parts<S>(); parts > 1)
       return split<S>(parts, &g, [&](vec<S, D>* gp) { return value_and_grad(x, *gp); },

@@ -7,6 +7,10 @@
 // /proc/self/cgroup and /proc/self/mountinfo, so a container or a systemd slice counts); and the
 // address-space and data-segment limits (RLIMIT_AS, RLIMIT_DATA). A request over it would be
 // OOM-killed or fail in the allocator midway; refusing it first loses nothing.
+//
+// The larger functions are templates with one defaulted parameter, `template <class = void>`, and
+// are called as plain functions: a template can be declared `extern template`, so that a program
+// compiles them once (ember/host_templates.hpp) instead of in every unit that runs a sampler.
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -29,7 +33,8 @@
 namespace ember::detail {
 
 // 12345678 → "12,345,678"; any size, no integer conversion (values can exceed 2⁶⁴).
-inline std::string with_commas(long double v) {
+template <class = void>
+std::string with_commas(long double v) {
   char digits[64];
   int n = std::snprintf(digits, sizeof digits, "%.0Lf", v);
   if (n < 0 || n >= int(sizeof digits)) return digits;
@@ -47,7 +52,8 @@ inline long double physical_memory_bytes() {
   return (pages > 0 && size > 0) ? (long double)pages * size : std::numeric_limits<long double>::max();
 }
 
-inline std::string read_small_file(std::string const& path) {
+template <class = void>
+std::string read_small_file(std::string const& path) {
   std::ifstream f(path);
   std::ostringstream s;
   s << f.rdbuf();
@@ -57,7 +63,8 @@ inline std::string read_small_file(std::string const& path) {
 // The smallest memory limit of the cgroups of a process, given the text of its /proc/<pid>/cgroup
 // and /proc/<pid>/mountinfo; +∞ where none is set or none can be read. The limit files are read at
 // the mount points named in `mountinfo` (tests point them at a directory of their own).
-inline long double cgroup_memory_limit(std::string const& proc_cgroup, std::string const& mountinfo) {
+template <class = void>
+long double cgroup_memory_limit(std::string const& proc_cgroup, std::string const& mountinfo) {
   struct mount {
     std::string root, point;
     bool v2;
@@ -125,7 +132,8 @@ struct memory_limit {
 };
 
 // The memory this process may use (see the file comment), read once.
-inline memory_limit usable_memory() {
+template <class = void>
+memory_limit usable_memory() {
   static memory_limit const m = [] {
     memory_limit out{physical_memory_bytes(), "this machine's physical memory"};
     long double const cg = cgroup_memory_limit(read_small_file("/proc/self/cgroup"), read_small_file("/proc/self/mountinfo"));
@@ -158,8 +166,8 @@ inline int capped_thread_count(int asked, char const* who) {
 
 // Throws std::length_error("<who>: this run needs N bytes of host memory (<what>), more than the M
 // bytes of <limit>; <advice>") when bytes exceed the memory this process may use.
-inline void require_host_memory(long double bytes, char const* who, std::string const& what,
-                                char const* advice) {
+template <class = void>
+void require_host_memory(long double bytes, char const* who, std::string const& what, char const* advice) {
   memory_limit const avail = usable_memory();
   if (bytes > avail.bytes)
     throw std::length_error(std::string(who) + ": this run needs " + with_commas(bytes) + " bytes of host memory (" +
