@@ -15,9 +15,15 @@
 #    benchmark matrix's units are (docs/decisions/2026-11-23-benchmark-units-at-o1.md). With
 #    -fexpensive-optimizations, as the tests have it: plain -O1 contracts no a·b + c into an FMA,
 #    so the warm-up's arithmetic, and with it every draw, would differ from an -O3 build's.
-# The draws are those of a plain -O3 build, bit for bit (bench/compile_time.sh checks it).
-# A .cu unit of <target> keeps its own compilation (no precompiled header); it may declare the
-# host code extern too (host_templates.hpp says how).
+# The fused loops are compiled as in an -O3 build; code outside them that is not EMBER_HOT (a
+# derived quantity, an adapter of one's own) is compiled at -O1, where GCC inlines less and may
+# contract other multiply-adds. examples/12_model's and 13_models' draws are bit-identical to their
+# -O3 builds' (bench/compile_time.sh compares 12_model's).
+# A .cu unit of <target> gets no precompiled header (C++ only) and, like every unit, declares the
+# host code extern (ember/cuda.cuh includes host_templates.hpp), which ember_host_code provides.
+# For executables and modules of the user's own build: ember_host_code is compiled with -fPIC
+# so that a shared library or a Python module can link it, and it is in no export set, so a
+# library installed with install(EXPORT) should not use this function.
 include_guard(GLOBAL)
 
 function(ember_quick_compile target)
@@ -30,18 +36,13 @@ function(ember_quick_compile target)
 EMBER_INSTANTIATE_HOST_TEMPLATES
 ")
     add_library(ember_host_code STATIC ${source})
+    set_target_properties(ember_host_code PROPERTIES POSITION_INDEPENDENT_CODE ON)
     target_link_libraries(ember_host_code PUBLIC ember::ember)
     target_compile_definitions(ember_host_code PUBLIC EMBER_EXTERN_HOST_TEMPLATES)
   endif()
   target_link_libraries(${target} PRIVATE ember_host_code)
-  get_target_property(sources ${target} SOURCES)
-  foreach(s IN LISTS sources)
-    if(s MATCHES "\\.cu$")
-      set_source_files_properties(${s} TARGET_DIRECTORY ${target} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
-    endif()
-  endforeach()
-  # host_templates.hpp first: its extern declarations precede every use.
-  target_precompile_headers(${target} PRIVATE <ember/host_templates.hpp> <ember/ember.hpp>)
+  # host_templates.hpp first: its extern declarations precede every use. C++ units only.
+  target_precompile_headers(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:<ember/host_templates.hpp>;<ember/ember.hpp>>")
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     # GCC (12) loses in a precompiled header what keeps its own AVX-512 intrinsics quiet (their
     # operands initialised from themselves, `__m512i __Y = __Y;`), and under -Wall warns at every

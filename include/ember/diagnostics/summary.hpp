@@ -577,6 +577,8 @@ summary_table summarize(R const& r, summary_options const& o = {}) {
     } else {  // another type's draws, `draws(k, c, d)`: copied into result's layout first
       constexpr int D = R::dim;
       std::int64_t const C = r.chains(), K = r.kept();
+      detail::require_host_memory((long double)K * D * C * sizeof(double), "ember::summarize", "a copy of the draws",
+                                  "give the result type draws in result's layout (`samples().ptr`)");
       std::vector<double> copy(std::size_t(K * D * C));
       for (std::int64_t k = 0; k < K; ++k)
         for (int d = 0; d < D; ++d)

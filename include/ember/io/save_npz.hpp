@@ -52,7 +52,7 @@ struct npz_run {
   std::int64_t chains = 0, kept = 0;
   int dim = 0;
   T const* draws = nullptr;  ///< kept × dim × chains (result's layout); null without record()
-  T const* final_states = nullptr;  ///< dim × chains
+  T const* final_states = nullptr;  ///< dim × chains (required)
   std::vector<variable> const* variables = nullptr;  ///< named quantities of the columns, if any
   T const* stats = nullptr;  ///< kept × stat columns × chains (record_stats())
   std::vector<draw_stat> const* stat_columns = nullptr;
@@ -62,7 +62,8 @@ struct npz_run {
   double acceptance_rate = 0, seconds = 0, warmup_seconds = 0;
   bool has_warmup_seconds = false, has_gradients = false;
   std::int64_t divergent_transitions = 0, truncated_transitions = 0, gradients = 0, warmup_gradients = 0;
-  // The trace (pipeline/track.hpp), its per-dimension rows flattened (steps × dim).
+  // The trace (pipeline/track.hpp), its per-dimension rows flattened (steps × dim); a null
+  // pointer is an empty part.
   std::vector<std::int64_t> const* trace_live_chains = nullptr;
   std::vector<double> trace_mean, trace_variance;
   std::vector<double> const* trace_acceptance = nullptr;
@@ -77,6 +78,14 @@ void write_npz(npz_run<T> const& r, std::string const& path, summary_options con
                std::function<void(npz_writer&)> const& more) {
   std::size_t const C = std::size_t(r.chains), K = std::size_t(r.kept), Dz = std::size_t(r.dim);
   int const D = r.dim;
+  // A trace's parts that `r` does not point to are empty.
+  static std::vector<std::int64_t> const no_counts;
+  static std::vector<double> const no_values;
+  static std::vector<tracked_values> const no_statistics;
+  auto const& live_chains = r.trace_live_chains ? *r.trace_live_chains : no_counts;
+  auto const& acceptance = r.trace_acceptance ? *r.trace_acceptance : no_values;
+  auto const& energy = r.trace_energy ? *r.trace_energy : no_values;
+  auto const& statistics = r.trace_statistics ? *r.trace_statistics : no_statistics;
   // A user's statistic goes in as trace_<its name, other characters than [A-Za-z0-9_] as _>;
   // refused, before anything is written, where that name is taken (numpy.load would keep one).
   auto npz_name = [](std::string const& stat) {
@@ -87,7 +96,7 @@ void write_npz(npz_run<T> const& r, std::string const& path, summary_options con
   };
   {
     std::vector<std::string> taken = {"trace_live_chains", "trace_mean", "trace_variance", "trace_acceptance", "trace_energy"};
-    for (auto const& st : *r.trace_statistics) {
+    for (auto const& st : statistics) {
       std::string const name = npz_name(st.name);
       if (std::find(taken.begin(), taken.end(), name) != taken.end())
         throw std::invalid_argument("ember::save_npz: statistic \"" + st.name + "\" would be written as " + name +
@@ -182,15 +191,13 @@ void write_npz(npz_run<T> const& r, std::string const& path, summary_options con
     z.add_scalar("warmup_gradients", r.warmup_gradients);
   }
 
-  if (!r.trace_live_chains->empty())
-    z.add("trace_live_chains", r.trace_live_chains->data(), std::array<std::size_t, 1>{r.trace_live_chains->size()});
+  if (!live_chains.empty()) z.add("trace_live_chains", live_chains.data(), std::array<std::size_t, 1>{live_chains.size()});
   if (!r.trace_mean.empty()) z.add("trace_mean", r.trace_mean.data(), std::array<std::size_t, 2>{r.trace_mean.size() / Dz, Dz});
   if (!r.trace_variance.empty())
     z.add("trace_variance", r.trace_variance.data(), std::array<std::size_t, 2>{r.trace_variance.size() / Dz, Dz});
-  if (!r.trace_acceptance->empty())
-    z.add("trace_acceptance", r.trace_acceptance->data(), std::array<std::size_t, 1>{r.trace_acceptance->size()});
-  if (!r.trace_energy->empty()) z.add("trace_energy", r.trace_energy->data(), std::array<std::size_t, 1>{r.trace_energy->size()});
-  for (auto const& st : *r.trace_statistics)  // a user's statistics (pipeline/track.hpp)
+  if (!acceptance.empty()) z.add("trace_acceptance", acceptance.data(), std::array<std::size_t, 1>{acceptance.size()});
+  if (!energy.empty()) z.add("trace_energy", energy.data(), std::array<std::size_t, 1>{energy.size()});
+  for (auto const& st : statistics)  // a user's statistics (pipeline/track.hpp)
     z.add(npz_name(st.name), st.values.data(), std::array<std::size_t, 2>{std::size_t(st.kept()), std::size_t(st.width)});
 
   auto column = [&](std::string const& name, auto member) {
