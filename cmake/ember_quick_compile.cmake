@@ -41,8 +41,10 @@ EMBER_INSTANTIATE_HOST_TEMPLATES
     target_compile_definitions(ember_host_code PUBLIC EMBER_EXTERN_HOST_TEMPLATES)
   endif()
   target_link_libraries(${target} PRIVATE ember_host_code)
-  # host_templates.hpp first: its extern declarations precede every use. C++ units only.
-  target_precompile_headers(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:<ember/host_templates.hpp>;<ember/ember.hpp>>")
+  # host_templates.hpp first: its extern declarations precede every use. C++ units only (one
+  # generator expression per header: a header's closing > ends the expression, CMake's idiom).
+  target_precompile_headers(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:<ember/host_templates.hpp>>"
+                                              "$<$<COMPILE_LANGUAGE:CXX>:<ember/ember.hpp>>")
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     # GCC (12) loses in a precompiled header what keeps its own AVX-512 intrinsics quiet (their
     # operands initialised from themselves, `__m512i __Y = __Y;`), and under -Wall warns at every
