@@ -3,6 +3,8 @@
 // fraction of this machine's FMA peak measured in the same run; and, for an input of 784
 // (784 → 256 → 256 → 1), the time of one gradient against one value. One JSON line per
 // measurement; bench/compare_mlp.sh runs PyTorch's same Langevin beside it and prints ratios.
+// Beside each, the same network with run-time widths (`mlp<float, 2, nn::silu, dynamic>`) and a
+// run-time activation too (`nn::any`), alternated with it, and whether they draw the same bits.
 //
 // The floor: a chain-step is one gradient, i.e. a forward pass (2·128 + 128·128 + 128 multiply-
 // adds) and a backward pass (128·128 + 128·2), 33,408 multiply-adds, and 256 SiLUs forward with
@@ -84,16 +86,39 @@ int main(int argc, char** argv) {
   auto const w = weights.empty() ? mlp_weights<float>::uniform({2, 128, 128, 1}, 1) : mlp_weights<float>::from_npz(weights);
   mlp<float, 2, nn::silu, 128, 128> const U(w);
   double const fmas = 2 * (2 * 128 + 128 * 128) + 128;
+  // The same network with its widths (and then its activation) chosen at run time
+  // (energy/mlp_dynamic.hpp): the same sums in the same order, so the same draws.
+  mlp<float, 2, nn::silu, dynamic> const Ud(w);
+  mlp<float, 2, nn::any, dynamic> const Ua(w, {}, nn::any::named("silu"));
   auto const kernel = ula(U, {.step_size = 0.01});
+  auto const kernel_d = ula(Ud, {.step_size = 0.01});
+  auto const kernel_a = ula(Ua, {.step_size = 0.01});
   seconds(kernel, 1024, 5, threads);  // warm the thread team and the host cache
+  seconds(kernel_d, 1024, 5, threads);
+  seconds(kernel_a, 1024, 5, threads);
+  {
+    auto const opts = sample_options<float, 2>{.chains = 64, .steps = 20, .seed = 3, .progress = false};
+    auto const ra = sample(kernel, opts), rb = sample(kernel_d, opts), rc = sample(kernel_a, opts);
+    auto const a = ra.final_states(), b = rb.final_states(), c = rc.final_states();
+    bool const same = std::equal(a.begin(), a.end(), b.begin()) && std::equal(a.begin(), a.end(), c.begin());
+    std::printf("{\"what\": \"dynamic_same_draws\", \"same\": %s}\n", same ? "true" : "false");
+  }
   for (std::int64_t chains : {256, 4096, 16384}) {
-    double best = 1e300;
-    for (int rep = 0; rep < 3; ++rep) best = std::min(best, seconds(kernel, chains, steps, threads));
-    double const rate = double(chains) * double(steps) / best;
+    // Alternated, best of three each: compile-time widths, run-time widths, run-time activation too.
+    double best[3] = {1e300, 1e300, 1e300};
+    for (int rep = 0; rep < 3; ++rep) {
+      best[0] = std::min(best[0], seconds(kernel, chains, steps, threads));
+      best[1] = std::min(best[1], seconds(kernel_d, chains, steps, threads));
+      best[2] = std::min(best[2], seconds(kernel_a, chains, steps, threads));
+    }
     peak = std::max(peak, fma_peak(threads));
-    std::printf("{\"what\": \"langevin\", \"impl\": \"ember\", \"net\": \"2-128-128-1 silu\", \"chains\": %lld, \"steps\": %lld, "
-                "\"threads\": %d, \"seconds\": %.4g, \"chain_steps_per_s\": %.4g, \"of_peak\": %.3f}\n",
-                (long long)chains, (long long)steps, threads, best, rate, rate * fmas / peak);
+    char const* impl[3] = {"ember", "ember_dynamic", "ember_dynamic_any"};
+    for (int v = 0; v < 3; ++v) {
+      double const rate = double(chains) * double(steps) / best[v];
+      std::printf("{\"what\": \"langevin\", \"impl\": \"%s\", \"net\": \"2-128-128-1 silu\", \"chains\": %lld, \"steps\": %lld, "
+                  "\"threads\": %d, \"seconds\": %.4g, \"chain_steps_per_s\": %.4g, \"of_peak\": %.3f, \"over_compile_time\": %.3f}\n",
+                  impl[v], (long long)chains, (long long)steps, threads, best[v], rate, rate * fmas / peak, best[0] / best[v]);
+    }
     std::fflush(stdout);
   }
 
@@ -117,10 +142,16 @@ int main(int argc, char** argv) {
       }
       return best / nb / double(F::size);
     };
-    double const tv = time([&](int b) { return V.value(xs[std::size_t(b)]); });
-    double const tg = time([&](int b) { return V.value_and_grad(xs[std::size_t(b)], gs[std::size_t(b)]); });
-    std::printf("{\"what\": \"grad_over_value\", \"net\": \"784-256-256-1 silu\", \"value_us\": %.4g, \"grad_us\": %.4g, \"ratio\": %.3f}\n",
-                tv * 1e6, tg * 1e6, tg / tv);
+    mlp<float, 784, nn::silu, dynamic> const Vd(wi);
+    for (int rep = 0; rep < 2; ++rep) {  // alternated: compile-time widths, then run-time widths
+      double const tv = time([&](int b) { return V.value(xs[std::size_t(b)]); });
+      double const tg = time([&](int b) { return V.value_and_grad(xs[std::size_t(b)], gs[std::size_t(b)]); });
+      double const tvd = time([&](int b) { return Vd.value(xs[std::size_t(b)]); });
+      double const tgd = time([&](int b) { return Vd.value_and_grad(xs[std::size_t(b)], gs[std::size_t(b)]); });
+      std::printf("{\"what\": \"grad_over_value\", \"net\": \"784-256-256-1 silu\", \"value_us\": %.4g, \"grad_us\": %.4g, \"ratio\": %.3f, "
+                  "\"dynamic_value_us\": %.4g, \"dynamic_grad_us\": %.4g, \"dynamic_ratio\": %.3f}\n",
+                  tv * 1e6, tg * 1e6, tg / tv, tvd * 1e6, tgd * 1e6, tgd / tvd);
+    }
   }
   return 0;
 }

@@ -37,6 +37,7 @@
 #include <ember/energy/harmonic.hpp>
 #include <ember/energy/himmelblau.hpp>
 #include <ember/energy/mlp.hpp>
+#include <ember/energy/mlp_dynamic.hpp>
 #include <ember/energy/prior.hpp>
 #include <ember/energy/rastrigin.hpp>
 #include <ember/energy/regression.hpp>

@@ -7,20 +7,23 @@ weights of a `torch.nn.Sequential` MLP, negatives returned as tensors (docs/pyth
                                        low=-4, high=4)
     negatives = chains.sample()                       # TorchEBM's replay buffer, ember's sampler
 
-The network's shape must be one compiled into ember._core (`SHAPES`); its weights are read at
-every call (one copy of θ into ember's layout, ~17,000 floats for 2-128-128-1), so optimiser steps
-between calls are seen. Arrays may be NumPy arrays or CPU torch tensors (float32, C-contiguous);
-a torch tensor in gives a torch tensor out, sharing the memory ember wrote (no copy).
+Any hidden widths and any of the activations in `ACTIVATIONS` work without a compiler, for the
+input widths compiled into ember._core (`INPUT_WIDTHS`): the network's widths are read from the
+model at run time (C++ `mlp<float, In, nn::any, dynamic>`). Its weights are read at every call
+(one copy of θ into ember's layout, ~17,000 floats for 2-128-128-1), so optimiser steps between
+calls are seen. Arrays may be NumPy arrays or CPU torch tensors (float32, C-contiguous); a torch
+tensor in gives a torch tensor out, sharing the memory ember wrote (no copy).
 """
 import numpy as np
 
 from . import _core
 
-__all__ = ["Langevin", "PersistentChains", "SHAPES"]
+__all__ = ["Langevin", "PersistentChains", "INPUT_WIDTHS", "ACTIVATIONS"]
 
-# (input width, hidden widths, activation) -> the compiled class.
-SHAPES = {(2, (128, 128), "silu"): _core.MLP_2_128_128_silu}
-_ACTIVATIONS = {"SiLU": "silu"}
+# Input widths compiled into ember._core (python/src/nn.cpp); hidden widths are free.
+INPUT_WIDTHS = tuple(sorted(int(n[len("MLP_in"):]) for n in dir(_core) if n.startswith("MLP_in") and n[len("MLP_in"):].isdigit()))
+# ember's activation names (C++ nn::any::named), and torch.nn's modules that compute them.
+ACTIVATIONS = ("silu", "relu", "leaky_relu", "elu", "gelu", "gelu_tanh", "softplus", "tanh", "sigmoid")
 
 
 def _torch():
@@ -32,26 +35,60 @@ def _torch():
         return None
 
 
+def _activation_of(module):
+    """(ember's name, parameter or None) of a torch.nn activation module, or a ValueError."""
+    kind = type(module).__name__
+    simple = {"SiLU": "silu", "ReLU": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid"}
+    if kind in simple:
+        return simple[kind], None
+    if kind == "LeakyReLU":
+        return "leaky_relu", float(module.negative_slope)
+    if kind == "ELU":
+        return "elu", float(module.alpha)
+    if kind == "GELU":
+        return ("gelu_tanh" if module.approximate == "tanh" else "gelu"), None
+    if kind == "Softplus":
+        if module.beta != 1:
+            raise ValueError(f"ember.nn computes Softplus with beta=1 only, got beta={module.beta}")
+        return "softplus", None
+    raise ValueError(f"activation {kind} is not one of ember.nn's (SiLU, ReLU, LeakyReLU, ELU, GELU, Softplus, Tanh, Sigmoid)")
+
+
 def _shape_of(net):
-    """(input width, hidden widths, activation) of a torch.nn.Sequential of Linear and one activation."""
+    """(input width, hidden widths, activation, parameter) of a torch.nn.Sequential of Linear layers
+    and one kind of activation between them."""
     torch = _torch()
     if torch is None or not isinstance(net, torch.nn.Sequential):
-        raise TypeError("ember.nn takes a torch.nn.Sequential of Linear layers and activations, or a compiled network")
+        raise TypeError("ember.nn takes a torch.nn.Sequential of Linear layers and activations, or (shape, theta)")
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
-    acts = {type(m).__name__ for m in net if not isinstance(m, torch.nn.Linear)}
-    if (len(linears) < 2 or len(acts) != 1 or len(net) != 2 * len(linears) - 1
+    acts = [m for m in net if not isinstance(m, torch.nn.Linear)]
+    if (len(linears) < 2 or len(net) != 2 * len(linears) - 1
             or not all(isinstance(m, torch.nn.Linear) == (i % 2 == 0) for i, m in enumerate(net))):
-        raise ValueError("ember.nn needs Linear, activation, Linear, ..., Linear (one kind of activation), got " + str(net))
-    act = acts.pop()
-    if act not in _ACTIVATIONS:
-        raise ValueError(f"activation {act} is not compiled into ember.nn (it has: {', '.join(_ACTIVATIONS)})")
+        raise ValueError("ember.nn needs Linear, activation, Linear, ..., Linear, got " + str(net))
+    kinds = {_activation_of(m) for m in acts}
+    if len(kinds) != 1:
+        raise ValueError(f"ember.nn needs one kind of activation between the layers, got {sorted(map(str, kinds))}")
+    act, parameter = kinds.pop()
     if linears[-1].out_features != 1 or any(m.bias is None for m in linears):
         raise ValueError("ember.nn needs a scalar output (the last Linear has out_features=1) and biases on every layer")
     widths = [linears[0].in_features] + [m.out_features for m in linears]
     for a, b in zip(linears, linears[1:]):
         if a.out_features != b.in_features:
             raise ValueError(f"layer widths do not chain: {a} then {b}")
-    return widths[0], tuple(widths[1:-1]), _ACTIVATIONS[act]
+    return widths[0], tuple(widths[1:-1]), act, parameter
+
+
+def _network(shape):
+    """ember._core's network for shape = (input width, hidden widths, activation[, parameter])."""
+    if not (isinstance(shape, tuple) and len(shape) in (3, 4)):
+        raise ValueError("a network's shape is (input width, hidden widths, activation[, parameter]), got " + repr(shape))
+    width, hidden, act = int(shape[0]), tuple(int(h) for h in shape[1]), str(shape[2])
+    parameter = shape[3] if len(shape) == 4 else None
+    if width not in INPUT_WIDTHS:
+        raise ValueError(f"input width {width} is not compiled into ember.nn (it has: {', '.join(map(str, INPUT_WIDTHS))})")
+    if act not in ACTIVATIONS:
+        raise ValueError(f"activation {act!r} is not one of ember.nn's ({', '.join(ACTIVATIONS)})")
+    return getattr(_core, f"MLP_in{width}")(list(hidden), act, parameter)
 
 
 def _points(x, width, what):
@@ -83,8 +120,9 @@ class Langevin:
     """Langevin steps x ← x − η∇E(x) + s√(2η)ξ on the energy E of `net` (its current weights at
     each call), by ember's fused ULA over SIMD batches of chains and the machine's threads.
 
-    net: a torch.nn.Sequential MLP of a compiled shape, or `(shape_key, theta)` with theta a flat
-    float32 array in PyTorch's parameter order. Each call draws fresh noise: its stream's key is a
+    net: a torch.nn.Sequential MLP (Linear, activation, ..., Linear to one output) whose input width
+    is in INPUT_WIDTHS, or `(shape, theta)` with shape = (input width, hidden widths, activation
+    name[, parameter]) and theta a flat float32 array in PyTorch's parameter order. Each call draws fresh noise: its stream's key is a
     hash of (seed, number of calls so far), so a run of calls is reproducible from the seed."""
 
     def __init__(self, net, step_size, noise_scale=1.0, seed=0):
@@ -97,10 +135,8 @@ class Langevin:
         else:
             key = _shape_of(net)
             self._theta = self._torch_theta
-        if key not in SHAPES:
-            raise ValueError(f"a network {key} is not compiled into ember.nn (it has: {', '.join(map(str, SHAPES))})")
-        self._impl = SHAPES[key]()
-        self.width = key[0]
+        self._impl = _network(key)
+        self.width = self._impl.input_width
         self.step_size, self.noise_scale = float(step_size), float(noise_scale)
         self.seed, self.calls = int(seed), 0
 

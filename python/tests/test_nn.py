@@ -1,6 +1,9 @@
-"""ember.nn: the compiled 2-128-128-1 SiLU network against a float64 NumPy forward pass (within the
-float32 rounding bound of its sums), Langevin's noise and drift checked exactly through the shared
-random stream, the replay buffer, and (where torch is installed) torch tensors in and out."""
+"""ember.nn: the 2-128-128-1 SiLU network and networks of other widths, depths and activations
+(chosen at run time) against a float64 NumPy forward and backward pass (within the float32 rounding
+bound of their sums), Langevin's noise and drift checked exactly through the shared random stream,
+the replay buffer, and (where torch is installed) torch tensors and torch.nn modules in and out."""
+import math
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,7 @@ EPS32 = np.finfo(np.float32).eps
 
 def random_theta(seed, scale=0.3):
     rng = np.random.default_rng(seed)
-    n = ember._core.MLP_2_128_128_silu.parameter_count
+    n = ember._core.MLP_in2([128, 128]).parameter_count
     return (scale * rng.standard_normal(n)).astype(np.float32)
 
 
@@ -95,8 +98,12 @@ def test_refusals():
         lv(np.full((4, 2), np.nan, np.float32), 1)
     with pytest.raises(ValueError, match="parameters"):
         ember.nn.Langevin((KEY, np.zeros(10, np.float32)), step_size=0.01)(np.zeros((4, 2), np.float32), 1)
-    with pytest.raises(ValueError, match="not compiled"):
-        ember.nn.Langevin(((3, (8,), "silu"), np.zeros(41, np.float32)), step_size=0.01)
+    with pytest.raises(ValueError, match="input width 5 is not compiled"):
+        ember.nn.Langevin(((5, (8,), "silu"), np.zeros(57, np.float32)), step_size=0.01)
+    with pytest.raises(ValueError, match="not one of ember.nn's"):
+        ember.nn.Langevin(((3, (8,), "swish"), np.zeros(41, np.float32)), step_size=0.01)
+    with pytest.raises(ValueError, match="takes no parameter"):
+        ember.nn.Langevin(((3, (8,), "relu", 0.1), np.zeros(41, np.float32)), step_size=0.01)
     with pytest.raises(RuntimeError, match="went non-finite"):
         ember.nn.Langevin((KEY, random_theta(8, scale=3.0)), step_size=1e37)(np.ones((8, 2), np.float32), 5)
 
@@ -131,3 +138,116 @@ def test_torch_tensors():
     # An activation after the output layer would change the energy: refused, not ignored.
     with pytest.raises(ValueError, match="Linear, activation"):
         ember.nn.Langevin(torch.nn.Sequential(*net, torch.nn.SiLU()), step_size=0.01)
+
+
+# Activations as torch.nn computes them (float64), with their slopes.
+_ERF = np.vectorize(math.erf)
+
+
+def _act(name, a, p):
+    if name == "silu":
+        s = 1 / (1 + np.exp(-a))
+        return a * s, s * (1 + a * (1 - s))
+    if name == "relu":
+        return np.maximum(a, 0), (a > 0).astype(float)
+    if name == "leaky_relu":
+        return np.where(a > 0, a, p * a), np.where(a > 0, 1.0, p)
+    if name == "elu":
+        return np.where(a > 0, a, p * np.expm1(a)), np.where(a > 0, 1.0, p * np.exp(a))
+    if name == "gelu":
+        cdf = 0.5 * (1 + _ERF(a / math.sqrt(2)))
+        return a * cdf, cdf + a * np.exp(-a * a / 2) / math.sqrt(2 * math.pi)
+    if name == "gelu_tanh":
+        k = math.sqrt(2 / math.pi)
+        t = np.tanh(k * (a + 0.044715 * a ** 3))
+        return 0.5 * a * (1 + t), 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * 0.044715 * a * a)
+    if name == "softplus":
+        return np.logaddexp(0, a), 1 / (1 + np.exp(-a))
+    if name == "tanh":
+        t = np.tanh(a)
+        return t, 1 - t * t
+    s = 1 / (1 + np.exp(-a))  # sigmoid
+    return s, s * (1 - s)
+
+
+def numpy_network(widths, act, p, theta, x):
+    """E(x), dE/dx in float64, and the magnitudes that bound float32's rounding of each."""
+    ls, i = [], 0
+    for a, b in zip(widths, widths[1:]):
+        W = theta[i:i + a * b].reshape(b, a).astype(np.float64)
+        i += a * b
+        ls.append((W, theta[i:i + b].astype(np.float64)))
+        i += b
+    assert i == len(theta)
+    h, mag, slopes = x.astype(np.float64), np.abs(x.astype(np.float64)), []
+    for W, b in ls[:-1]:
+        a = h @ W.T + b
+        h, d = _act(act, a, p)
+        slopes.append(d)
+        mag = mag @ np.abs(W).T + np.abs(b) + 1  # + 1: the activation's own terms (|phi(a)| <= |a| + 1)
+    W, b = ls[-1]
+    e, emag = (h @ W.T + b)[:, 0], (mag @ np.abs(W).T + np.abs(b))[:, 0]
+    g, gmag = np.repeat(W, len(x), axis=0), np.repeat(np.abs(W), len(x), axis=0)
+    for (W, _), d in zip(reversed(ls[:-1]), reversed(slopes)):
+        g, gmag = (g * d) @ W, (gmag * (np.abs(d) + 1)) @ np.abs(W)
+    return e, g, emag, gmag
+
+
+@pytest.mark.parametrize("width,hidden,act,p", [
+    (1, (5,), "relu", None),
+    (2, (128, 128), "silu", None),
+    (2, (12, 12), "softplus", None),
+    (2, (64,), "gelu_tanh", None),
+    (3, (16, 8), "tanh", None),
+    (4, (32, 32, 32), "leaky_relu", 0.2),
+    (8, (9,), "elu", 0.5),
+    (16, (20, 7), "gelu", None),
+    (32, (10,), "sigmoid", None),
+    (784, (16, 16), "silu", None),
+])
+def test_any_shape_and_activation_match_numpy(width, hidden, act, p):
+    widths = [width, *hidden, 1]
+    n = sum(a * b + b for a, b in zip(widths, widths[1:]))
+    theta = (0.4 * np.random.default_rng(width).standard_normal(n)).astype(np.float32)
+    lv = ember.nn.Langevin(((width, hidden, act) + ((p,) if p is not None else ()), theta), step_size=0.01)
+    assert lv._impl.hidden == list(hidden) and lv._impl.activation == act and lv._impl.parameter_count == n
+    x = np.random.default_rng(width + 1).uniform(-3, 3, size=(40, width)).astype(np.float32)
+    e, g = lv.energy(x)
+    ref, gref, emag, gmag = numpy_network(widths, act, p if p is not None else (0.01 if act == "leaky_relu" else 1.0), theta, x)
+    # Each layer's sums of at most max(widths) + 1 products round by about that many u of their
+    # magnitudes; over len(widths) - 1 layers, with the activations' rounding: 4x that.
+    bound = 4 * (len(widths) - 1) * (max(widths) + 2) * EPS32
+    assert np.all(np.abs(e - ref) <= bound * emag)
+    assert np.all(np.abs(g - gref) <= bound * gmag)
+    y = lv(x, 3)
+    assert y.shape == x.shape and np.isfinite(y).all()
+
+
+def test_torch_modules_of_other_shapes():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(1)
+    for act, name, p in [(torch.nn.ReLU(), "relu", None), (torch.nn.LeakyReLU(0.1), "leaky_relu", 0.1),
+                         (torch.nn.ELU(alpha=0.7), "elu", 0.7), (torch.nn.GELU(approximate="tanh"), "gelu_tanh", None),
+                         (torch.nn.Softplus(), "softplus", None), (torch.nn.Sigmoid(), "sigmoid", None)]:
+        net = torch.nn.Sequential(torch.nn.Linear(3, 24), act, torch.nn.Linear(24, 10), act, torch.nn.Linear(10, 1))
+        lv = ember.nn.Langevin(net, step_size=0.01)
+        assert lv._impl.activation == name and lv._impl.hidden == [24, 10]
+        x = torch.rand(16, 3) * 4 - 2
+        e, g = lv.energy(x)
+        theta = torch.cat([q.detach().reshape(-1) for q in net.parameters()]).numpy()
+        ref, gref, emag, gmag = numpy_network([3, 24, 10, 1], name, p if p is not None else 1.0, theta, x.numpy())
+        bound = 2 * 4 * 3 * 26 * EPS32
+        assert np.all(np.abs(e - ref) <= bound * emag), name
+        assert np.all(np.abs(g - gref) <= bound * gmag), name
+        with torch.no_grad():
+            torch_e = net(x)[:, 0].numpy()
+        assert np.all(np.abs(e - torch_e) <= 2 * bound * emag), name  # torch rounds too
+    with pytest.raises(ValueError, match="Mish is not one of ember.nn's"):
+        ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Mish(), torch.nn.Linear(8, 1)), step_size=0.01)
+    with pytest.raises(ValueError, match="one kind of activation"):
+        ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8), torch.nn.Tanh(),
+                                              torch.nn.Linear(8, 1)), step_size=0.01)
+    with pytest.raises(ValueError, match="beta=1 only"):
+        ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Softplus(beta=2), torch.nn.Linear(8, 1)), step_size=0.01)
+    with pytest.raises(ValueError, match="input width 5 is not compiled"):
+        ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1)), step_size=0.01)

@@ -9,12 +9,19 @@
 ///  - `value(a)`: φ(a), and
 ///  - `value_and_slope(a, d)`: φ(a), writing φ′(a) into `d` from the same transcendentals,
 /// for any scalar type `S` of ember (one chain, a SIMD batch of chains, a dual number), with no
-/// branch on a value: a lane-wise choice is a `select`. At a kink (x = 0) the slope is PyTorch's:
+/// branch on a value: a lane-wise choice is a `select`. `any` is one of them chosen at run time
+/// (`nn::any::named("relu")`), for code that takes a network's shape from its weights. At a kink (x = 0) the slope is PyTorch's:
 /// 0 for `relu`, the negative slope for `leaky_relu`, α for `elu`. A NaN input gives NaN.
 
 #include <ember/core/config.hpp>
 #include <ember/core/dual.hpp>
 #include <ember/core/math.hpp>
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 // The calls below are qualified (a member named tanh hides the function), so every overload they
 // may need is declared first: batches' here, duals' above.
 #if !defined(__CUDACC__)
@@ -181,6 +188,78 @@ struct sigmoid {
     S const s = ember::select(a >= detail::data_as<S>(0), inv, e * inv);
     d = s * (detail::data_as<S>(1) - s);
     return s;
+  }
+};
+
+/// One of the activations above chosen at run time: `any::named("leaky_relu", 0.2)`, or
+/// converted from one (`nn::any a = nn::gelu{};`). Values and slopes are the chosen activation's
+/// bit for bit; the choice is a switch per call, which a network makes once per unit and SIMD
+/// batch, beside the unit's multiply-adds (bench/results/2026-11-30-mlp-dynamic.md measures it).
+struct any {
+  static constexpr char const* name = "any";
+  enum class kind : int { silu, relu, leaky_relu, elu, gelu, gelu_tanh, softplus, tanh, sigmoid };
+  kind k = kind::silu;
+  double parameter = 0;  ///< leaky_relu's negative slope, elu's alpha; unused by the others
+
+  constexpr any() = default;
+  constexpr any(nn::silu) : k(kind::silu) {}
+  constexpr any(nn::relu) : k(kind::relu) {}
+  constexpr any(nn::leaky_relu a) : k(kind::leaky_relu), parameter(a.negative_slope) {}
+  constexpr any(nn::elu a) : k(kind::elu), parameter(a.alpha) {}
+  constexpr any(nn::gelu) : k(kind::gelu) {}
+  constexpr any(nn::gelu_tanh) : k(kind::gelu_tanh) {}
+  constexpr any(nn::softplus) : k(kind::softplus) {}
+  constexpr any(nn::tanh) : k(kind::tanh) {}
+  constexpr any(nn::sigmoid) : k(kind::sigmoid) {}
+
+  /// The names, as the activations' `name` and torch.nn's lower-cased class names.
+  static constexpr char const* names = "silu, relu, leaky_relu, elu, gelu, gelu_tanh, softplus, tanh, sigmoid";
+
+  /// By name (`name` of the activations above); `parameter` is leaky_relu's negative slope
+  /// (default 0.01) or elu's alpha (default 1), and must be left out for the others. Throws
+  /// std::invalid_argument naming the names it knows.
+  static any named(std::string_view n, std::optional<double> parameter = std::nullopt) {
+    any a;
+    if (n == "silu") a = nn::silu{};
+    else if (n == "relu") a = nn::relu{};
+    else if (n == "leaky_relu") a = nn::leaky_relu{parameter.value_or(0.01)};
+    else if (n == "elu") a = nn::elu{parameter.value_or(1.0)};
+    else if (n == "gelu") a = nn::gelu{};
+    else if (n == "gelu_tanh") a = nn::gelu_tanh{};
+    else if (n == "softplus") a = nn::softplus{};
+    else if (n == "tanh") a = nn::tanh{};
+    else if (n == "sigmoid") a = nn::sigmoid{};
+    else throw std::invalid_argument("ember::nn::any: no activation named '" + std::string(n) + "' (there are " + names + ")");
+    if (parameter && a.k != kind::leaky_relu && a.k != kind::elu)
+      throw std::invalid_argument("ember::nn::any: " + std::string(n) + " takes no parameter (leaky_relu and elu do)");
+    if (parameter && !std::isfinite(*parameter))
+      throw std::invalid_argument("ember::nn::any: " + std::string(n) + "'s parameter is not finite");
+    return a;
+  }
+
+  /// Calls f with the chosen activation.
+  template <class F>
+  EMBER_HD EMBER_INLINE decltype(auto) visit(F&& f) const {
+    switch (k) {
+      case kind::relu: return f(nn::relu{});
+      case kind::leaky_relu: return f(nn::leaky_relu{parameter});
+      case kind::elu: return f(nn::elu{parameter});
+      case kind::gelu: return f(nn::gelu{});
+      case kind::gelu_tanh: return f(nn::gelu_tanh{});
+      case kind::softplus: return f(nn::softplus{});
+      case kind::tanh: return f(nn::tanh{});
+      case kind::sigmoid: return f(nn::sigmoid{});
+      case kind::silu: break;
+    }
+    return f(nn::silu{});
+  }
+  template <class S>
+  EMBER_HD EMBER_INLINE S value(S const& a) const {
+    return visit([&](auto const& act) { return act.value(a); });
+  }
+  template <class S>
+  EMBER_HD EMBER_INLINE S value_and_slope(S const& a, S& d) const {
+    return visit([&](auto const& act) { return act.value_and_slope(a, d); });
   }
 };
 

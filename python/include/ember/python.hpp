@@ -19,6 +19,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
@@ -30,6 +31,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -611,18 +613,44 @@ void bind_energy(nb::module_& m, char const* name) {
 
 using array_f32 = nb::ndarray<float const, nb::c_contig, nb::device::cpu>;
 
-/// A neural energy `mlp<float, In, Act, H...>` (docs/neural.md) for training loops in Python: its
-/// parameters θ are set from a flat float32 array in PyTorch's order (W0, b0, W1, b1, …, as
+/// A neural energy `mlp<float, In, Act, dynamic>` (docs/neural.md) for training loops in Python:
+/// any hidden widths and, with `Act = nn::any`, any of ember's activations, given when the object
+/// is made (`name(hidden, activation, parameter)`: hidden widths, an activation's name as
+/// `nn::any::named` takes it, leaky_relu's slope or elu's alpha). Its parameters θ are set from a
+/// flat float32 array in PyTorch's order (W0, b0, W1, b1, …, as
 /// `torch.cat([p.reshape(-1) for p in net.parameters()])` gives them) and `langevin(x0, steps,
 /// step_size, noise_scale, seed)` runs `steps` Langevin steps x ← x − η∇E + s√(2η)ξ from each row
 /// of x0 (ember's fused ULA on E/s², SIMD batches of chains over threads), returning the new rows.
-template <int In, class Act, int... H>
+/// `Act` other than `nn::any` is that activation only.
+template <int In, class Act = nn::any>
 void bind_mlp(nb::module_& m, char const* name) {
-  using net_type = ember::mlp<float, In, Act, H...>;
+  using net_type = ember::mlp<float, In, Act, ember::dynamic>;
   struct holder {
-    mlp_weights<float> w;
+    std::vector<int> hidden;
+    std::string activation;
+    mlp_weights<float> w;  // the network views these: a holder is never moved
     net_type net;
-    holder() : w(mlp_weights<float>::uniform({In, H..., 1}, 0)), net(w) {}
+    static std::vector<int> widths(std::vector<int> const& h) {
+      if (h.empty()) throw std::invalid_argument("ember: a network needs at least one hidden layer");
+      for (int v : h)
+        if (v < 1) throw std::invalid_argument("ember: hidden widths must be positive, got " + std::to_string(v));
+      std::vector<int> ws{In};
+      ws.insert(ws.end(), h.begin(), h.end());
+      ws.push_back(1);
+      return ws;
+    }
+    static Act activation_of(std::string const& a, std::optional<double> p) {
+      if constexpr (std::is_same_v<Act, nn::any>) {
+        return nn::any::named(a, p);
+      } else {
+        if (a != Act::name || p)
+          throw std::invalid_argument(std::string("ember: this network's activation is ") + Act::name + " without a parameter");
+        return Act{};
+      }
+    }
+    holder(std::vector<int> h, std::string a, std::optional<double> p)
+        : hidden(std::move(h)), activation(std::move(a)), w(mlp_weights<float>::uniform(widths(hidden), 0)),
+          net(w, {}, activation_of(activation, p)) {}
   };
   auto points = [](array_f32 const& x, char const* what) {
     if (x.ndim() != 2 || int(x.shape(1)) != In)
@@ -631,10 +659,12 @@ void bind_mlp(nb::module_& m, char const* name) {
     return std::int64_t(x.shape(0));
   };
   nb::class_<holder>(m, name)
-      .def(nb::init<>())
+      .def(nb::init<std::vector<int>, std::string, std::optional<double>>(), nb::arg("hidden"), nb::arg("activation") = "silu",
+           nb::arg("parameter") = nb::none())
       .def_prop_ro_static("input_width", [](nb::handle) { return In; })
-      .def_prop_ro_static("hidden", [](nb::handle) { return std::vector<int>{H...}; })
-      .def_prop_ro_static("parameter_count", [](nb::handle) { return std::int64_t(mlp_weights<float>::uniform({In, H..., 1}, 0).parameters().size()); })
+      .def_prop_ro("hidden", [](holder const& h) { return h.hidden; })
+      .def_prop_ro("activation", [](holder const& h) { return h.activation; })
+      .def_prop_ro("parameter_count", [](holder const& h) { return std::int64_t(h.w.parameters().size()); })
       .def(
           "set_parameters",
           [](holder& h, array_f32 theta) {
