@@ -48,8 +48,9 @@ def _activation_of(module):
     if kind == "GELU":
         return ("gelu_tanh" if module.approximate == "tanh" else "gelu"), None
     if kind == "Softplus":
-        if module.beta != 1:
-            raise ValueError(f"ember.nn computes Softplus with beta=1 only, got beta={module.beta}")
+        if module.beta != 1 or module.threshold != 20:
+            raise ValueError("ember.nn computes Softplus with its defaults only (beta=1, threshold=20), got "
+                             f"beta={module.beta}, threshold={module.threshold}")
         return "softplus", None
     raise ValueError(f"activation {kind} is not one of ember.nn's (SiLU, ReLU, LeakyReLU, ELU, GELU, Softplus, Tanh, Sigmoid)")
 

@@ -19,40 +19,14 @@ def random_theta(seed, scale=0.3):
     return (scale * rng.standard_normal(n)).astype(np.float32)
 
 
-def layers(theta):
-    """(W, b) per layer from the flat theta, PyTorch's order (W is out x in)."""
-    widths, out, i = [2, 128, 128, 1], [], 0
-    for a, b in zip(widths, widths[1:]):
-        W = theta[i:i + a * b].reshape(b, a).astype(np.float64)
-        i += a * b
-        out.append((W, theta[i:i + b].astype(np.float64)))
-        i += b
-    assert i == len(theta)
-    return out
-
-
-def forward(theta, x):
-    """E(x) in float64, and a bound on the magnitudes each layer's sums add (for the rounding bound)."""
-    h, mag = x.astype(np.float64), np.abs(x.astype(np.float64))
-    ls = layers(theta)
-    for W, b in ls[:-1]:
-        a = h @ W.T + b
-        h = a / (1 + np.exp(-a))  # SiLU
-        mag = mag @ np.abs(W).T + np.abs(b)  # |silu(a)| <= |a|
-    W, b = ls[-1]
-    return (h @ W.T + b)[:, 0], (mag @ np.abs(W).T + np.abs(b))[:, 0]
-
-
 def test_energy_matches_numpy():
     theta = random_theta(1)
     lv = ember.nn.Langevin((KEY, theta), step_size=0.01)
     x = np.random.default_rng(2).uniform(-3, 3, size=(64, 2)).astype(np.float32)
     e, g = lv.energy(x)
-    ref, mag = forward(theta, x)
-    # Each layer's sum of 129 products rounds by at most about 130 u of its magnitudes; three layers,
-    # and the activations' own rounding: a bound of 4 * 3 * 130 u on the propagated magnitudes.
-    assert np.all(np.abs(e - ref) <= 4 * 3 * 130 * EPS32 * mag)
-    assert g.shape == (64, 2) and np.isfinite(g).all()
+    ref, gref, emag, gmag = numpy_network([2, 128, 128, 1], "silu", None, theta, x)
+    assert np.all(np.abs(e - ref) <= bound([2, 128, 128, 1]) * emag)
+    assert np.all(np.abs(g - gref) <= bound([2, 128, 128, 1]) * gmag)
 
 
 def test_noise_and_drift_exactly():
@@ -102,6 +76,10 @@ def test_refusals():
         ember.nn.Langevin(((5, (8,), "silu"), np.zeros(57, np.float32)), step_size=0.01)
     with pytest.raises(ValueError, match="not one of ember.nn's"):
         ember.nn.Langevin(((3, (8,), "swish"), np.zeros(41, np.float32)), step_size=0.01)
+    with pytest.raises(ValueError, match="hidden widths must be positive"):
+        ember.nn.Langevin(((3, (8, 0), "relu"), np.zeros(41, np.float32)), step_size=0.01)
+    with pytest.raises(ValueError, match="at most 32 are supported"):
+        ember.nn.Langevin(((3, (2,) * 33, "relu"), np.zeros(10, np.float32)), step_size=0.01)
     with pytest.raises(ValueError, match="takes no parameter"):
         ember.nn.Langevin(((3, (8,), "relu", 0.1), np.zeros(41, np.float32)), step_size=0.01)
     with pytest.raises(RuntimeError, match="went non-finite"):
@@ -127,10 +105,10 @@ def test_torch_tensors():
     x = torch.rand(16, 2) * 4 - 2
     e, _ = lv.energy(x)
     with torch.no_grad():
-        ref = net(x)[:, 0].numpy()
+        torch_e = net(x)[:, 0].numpy()
     theta = torch.cat([p.detach().reshape(-1) for p in net.parameters()]).numpy()
-    _, mag = forward(theta, x.numpy())
-    assert np.all(np.abs(e - ref) <= 2 * 4 * 3 * 130 * EPS32 * mag)  # both round: twice the bound
+    _, _, emag, _ = numpy_network([2, 128, 128, 1], "silu", None, theta, x.numpy())
+    assert np.all(np.abs(e - torch_e) <= 2 * bound([2, 128, 128, 1]) * emag)  # both within the bound of the exact value
     y = lv(x, 3)
     assert isinstance(y, torch.Tensor) and y.dtype == torch.float32 and y.shape == (16, 2)
     with pytest.raises(TypeError, match="float32"):
@@ -171,7 +149,11 @@ def _act(name, a, p):
 
 
 def numpy_network(widths, act, p, theta, x):
-    """E(x), dE/dx in float64, and the magnitudes that bound float32's rounding of each."""
+    """E(x) and dE/dx in float64, with magnitudes that bound float32's rounding of each: those of
+    tests/energy/mlp_reference.hpp (every weight, input and activation by its absolute value, an
+    activation's own rounding counted as 1 + |a|, a slope's error through |a| and its input's
+    magnitude). A sum of n terms is off by at most n u times its absolute sum, and those errors pass
+    through the layers as the magnitudes do: `bound(widths)` times them bounds ember's error."""
     ls, i = [], 0
     for a, b in zip(widths, widths[1:]):
         W = theta[i:i + a * b].reshape(b, a).astype(np.float64)
@@ -179,18 +161,26 @@ def numpy_network(widths, act, p, theta, x):
         ls.append((W, theta[i:i + b].astype(np.float64)))
         i += b
     assert i == len(theta)
-    h, mag, slopes = x.astype(np.float64), np.abs(x.astype(np.float64)), []
+    p = p if p is not None else (0.01 if act == "leaky_relu" else 1.0)
+    h, hm, slopes, smags = x.astype(np.float64), np.abs(x.astype(np.float64)), [], []
     for W, b in ls[:-1]:
-        a = h @ W.T + b
-        h, d = _act(act, a, p)
+        a, am = h @ W.T + b, hm @ np.abs(W).T + np.abs(b)
+        out, d = _act(act, a, p)
+        h, hm = out, np.abs(d) * am + 1 + np.abs(a) + np.abs(out)
         slopes.append(d)
-        mag = mag @ np.abs(W).T + np.abs(b) + 1  # + 1: the activation's own terms (|phi(a)| <= |a| + 1)
+        smags.append(np.abs(d) + 1 + np.abs(a) + am)
     W, b = ls[-1]
-    e, emag = (h @ W.T + b)[:, 0], (mag @ np.abs(W).T + np.abs(b))[:, 0]
-    g, gmag = np.repeat(W, len(x), axis=0), np.repeat(np.abs(W), len(x), axis=0)
-    for (W, _), d in zip(reversed(ls[:-1]), reversed(slopes)):
-        g, gmag = (g * d) @ W, (gmag * (np.abs(d) + 1)) @ np.abs(W)
+    e, emag = (h @ W.T + b)[:, 0], (hm @ np.abs(W).T + np.abs(b))[:, 0]
+    g, gmag = np.repeat(W, len(x), axis=0), np.repeat(np.abs(W), len(x), axis=0)  # dE/dh_L
+    for (W, _), d, sm in zip(reversed(ls[:-1]), reversed(slopes), reversed(smags)):
+        g, gmag = (g * d) @ W, (gmag * sm) @ np.abs(W)
     return e, g, emag, gmag
+
+
+def bound(widths):
+    """The relative bound on float32's rounding for a network of these widths (mlp_test.cpp's):
+    (sum of widths + 16) u, u = 2^-24."""
+    return (sum(widths) + 16) * EPS32 / 2
 
 
 @pytest.mark.parametrize("width,hidden,act,p", [
@@ -204,6 +194,8 @@ def numpy_network(widths, act, p, theta, x):
     (16, (20, 7), "gelu", None),
     (32, (10,), "sigmoid", None),
     (784, (16, 16), "silu", None),
+    (2, (11, 10, 7), "relu", None),
+    (4, (6, 14), "elu", None),
 ])
 def test_any_shape_and_activation_match_numpy(width, hidden, act, p):
     widths = [width, *hidden, 1]
@@ -213,12 +205,9 @@ def test_any_shape_and_activation_match_numpy(width, hidden, act, p):
     assert lv._impl.hidden == list(hidden) and lv._impl.activation == act and lv._impl.parameter_count == n
     x = np.random.default_rng(width + 1).uniform(-3, 3, size=(40, width)).astype(np.float32)
     e, g = lv.energy(x)
-    ref, gref, emag, gmag = numpy_network(widths, act, p if p is not None else (0.01 if act == "leaky_relu" else 1.0), theta, x)
-    # Each layer's sums of at most max(widths) + 1 products round by about that many u of their
-    # magnitudes; over len(widths) - 1 layers, with the activations' rounding: 4x that.
-    bound = 4 * (len(widths) - 1) * (max(widths) + 2) * EPS32
-    assert np.all(np.abs(e - ref) <= bound * emag)
-    assert np.all(np.abs(g - gref) <= bound * gmag)
+    ref, gref, emag, gmag = numpy_network(widths, act, p, theta, x)
+    assert np.all(np.abs(e - ref) <= bound(widths) * emag)
+    assert np.all(np.abs(g - gref) <= bound(widths) * gmag)
     y = lv(x, 3)
     assert y.shape == x.shape and np.isfinite(y).all()
 
@@ -228,26 +217,27 @@ def test_torch_modules_of_other_shapes():
     torch.manual_seed(1)
     for act, name, p in [(torch.nn.ReLU(), "relu", None), (torch.nn.LeakyReLU(0.1), "leaky_relu", 0.1),
                          (torch.nn.ELU(alpha=0.7), "elu", 0.7), (torch.nn.GELU(approximate="tanh"), "gelu_tanh", None),
-                         (torch.nn.Softplus(), "softplus", None), (torch.nn.Sigmoid(), "sigmoid", None)]:
+                         (torch.nn.Softplus(), "softplus", None), (torch.nn.Sigmoid(), "sigmoid", None),
+                         (torch.nn.GELU(), "gelu", None), (torch.nn.Tanh(), "tanh", None), (torch.nn.SiLU(), "silu", None)]:
         net = torch.nn.Sequential(torch.nn.Linear(3, 24), act, torch.nn.Linear(24, 10), act, torch.nn.Linear(10, 1))
         lv = ember.nn.Langevin(net, step_size=0.01)
         assert lv._impl.activation == name and lv._impl.hidden == [24, 10]
         x = torch.rand(16, 3) * 4 - 2
         e, g = lv.energy(x)
         theta = torch.cat([q.detach().reshape(-1) for q in net.parameters()]).numpy()
-        ref, gref, emag, gmag = numpy_network([3, 24, 10, 1], name, p if p is not None else 1.0, theta, x.numpy())
-        bound = 2 * 4 * 3 * 26 * EPS32
-        assert np.all(np.abs(e - ref) <= bound * emag), name
-        assert np.all(np.abs(g - gref) <= bound * gmag), name
+        ref, gref, emag, gmag = numpy_network([3, 24, 10, 1], name, p, theta, x.numpy())
+        assert np.all(np.abs(e - ref) <= bound([3, 24, 10, 1]) * emag), name
+        assert np.all(np.abs(g - gref) <= bound([3, 24, 10, 1]) * gmag), name
         with torch.no_grad():
             torch_e = net(x)[:, 0].numpy()
-        assert np.all(np.abs(e - torch_e) <= 2 * bound * emag), name  # torch rounds too
+        assert np.all(np.abs(e - torch_e) <= 2 * bound([3, 24, 10, 1]) * emag), name  # torch within the bound too
     with pytest.raises(ValueError, match="Mish is not one of ember.nn's"):
         ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Mish(), torch.nn.Linear(8, 1)), step_size=0.01)
     with pytest.raises(ValueError, match="one kind of activation"):
         ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 8), torch.nn.Tanh(),
                                               torch.nn.Linear(8, 1)), step_size=0.01)
-    with pytest.raises(ValueError, match="beta=1 only"):
-        ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Softplus(beta=2), torch.nn.Linear(8, 1)), step_size=0.01)
+    for sp in (torch.nn.Softplus(beta=2), torch.nn.Softplus(threshold=5)):
+        with pytest.raises(ValueError, match="Softplus with its defaults only"):
+            ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(2, 8), sp, torch.nn.Linear(8, 1)), step_size=0.01)
     with pytest.raises(ValueError, match="input width 5 is not compiled"):
         ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1)), step_size=0.01)

@@ -103,6 +103,14 @@ TEST_CASE("an mlp with run-time widths: one hidden layer, three of sixteen, para
   check_against_fixed<mlp<double, 4, nn::leaky_relu, 9, 9>>(nn::leaky_relu{.negative_slope = 0.2}, true, 25);
   check_against_fixed<mlp<double, 4, nn::elu, 9, 9>>(nn::elu{.alpha = 0.5}, false, 26);
   check_against_fixed<mlp<float, 9, nn::tanh, 13, 6>>({}, false, 27);  // a 9-input remainder backwards
+  // Every remainder 1-7 forwards (outputs) and backwards (inputs) somewhere in this case or above.
+  check_against_fixed<mlp<float, 2, nn::softplus, 11, 10, 7>>({}, false, 28);
+  check_against_fixed<mlp<double, 6, nn::tanh, 14, 5>>({}, false, 29);
+  // Small layers the compiler may unroll whole in the compile-time network, with skips; a skip on
+  // the last hidden layer only.
+  check_against_fixed<mlp<float, 3, nn::gelu, 4, 4>>({}, true, 30);
+  check_against_fixed<mlp<double, 2, nn::silu, 3, 3, 3>>({}, true, 31);
+  check_against_fixed<mlp<double, 3, nn::elu, 12, 8, 8>>({}, true, 32);
 }
 
 TEST_CASE("a sampler on an mlp with run-time widths draws the compile-time network's bits, on one thread and two", "[mlp]") {

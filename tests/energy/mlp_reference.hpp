@@ -12,7 +12,7 @@ namespace ember_test {
 
 using LD = long double;
 
-// Test points in [lo, hi] (SplitMix64).
+// A uniform number in [0, 1) from a SplitMix64 state, for test points.
 inline double uniform01(std::uint64_t& s) {
   std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -1,7 +1,7 @@
 // Neural energies (energy/mlp.hpp, energy/activation.hpp): each activation's slope against a
 // central difference of its value; the network's value, input gradient and parameter gradient
 // (one chain and SIMD batches, float and double, with and without skips) against a plain
-// long-double implementation written here; weights' shapes refused with one sentence each;
+// long-double implementation (mlp_reference.hpp); weights' shapes refused with one sentence each;
 // state_dict names in natural order; and a sampler on a network whose energy is known in closed
 // form. PyTorch's formulas themselves are checked against NumPy by mlp_numpy.py (energy_mlp_numpy).
 #include <ember/ember.hpp>

@@ -192,9 +192,10 @@ struct sigmoid {
 };
 
 /// One of the activations above chosen at run time: `any::named("leaky_relu", 0.2)`, or
-/// converted from one (`nn::any a = nn::gelu{};`). Values and slopes are the chosen activation's
-/// bit for bit; the choice is a switch per call, which a network makes once per unit and SIMD
-/// batch, beside the unit's multiply-adds (bench/results/2026-11-30-mlp-dynamic.md measures it).
+/// converted from one (`nn::any a = nn::gelu{};`); default-constructed it is `silu`. Values and
+/// slopes are the chosen activation's bit for bit. `value` and `value_and_slope` switch on the kind
+/// at every call; a network calls `visit` once a layer instead and runs the layer's loop with the
+/// chosen type (bench/results/2026-11-30-mlp-dynamic.md: a switch per unit cost 5–7 %).
 struct any {
   static constexpr char const* name = "any";
   enum class kind : int { silu, relu, leaky_relu, elu, gelu, gelu_tanh, softplus, tanh, sigmoid };
@@ -212,7 +213,7 @@ struct any {
   constexpr any(nn::tanh) : k(kind::tanh) {}
   constexpr any(nn::sigmoid) : k(kind::sigmoid) {}
 
-  /// The names, as the activations' `name` and torch.nn's lower-cased class names.
+  /// The names, as the activations' `name` members give them.
   static constexpr char const* names = "silu, relu, leaky_relu, elu, gelu, gelu_tanh, softplus, tanh, sigmoid";
 
   /// By name (`name` of the activations above); `parameter` is leaky_relu's negative slope

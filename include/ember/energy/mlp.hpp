@@ -624,11 +624,17 @@ struct mlp {
   EMBER_HD EMBER_INLINE void forward(S const* in, S* out, S* slope) const {
     constexpr int O = width[l + 1], I = width[l];
     affine<O, I>(weight[l].data, bias[l].data, in, out);
-    if constexpr (slopes) {
-      for (int k = 0; k < O; ++k) out[k] = act.value_and_slope(out[k], slope[k]);
-    } else {
-      for (int k = 0; k < O; ++k) out[k] = act.value(out[k]);
-    }
+    auto const apply = [&](auto const& phi) {
+      if constexpr (slopes) {
+        for (int k = 0; k < O; ++k) out[k] = phi.value_and_slope(out[k], slope[k]);
+      } else {
+        for (int k = 0; k < O; ++k) out[k] = phi.value(out[k]);
+      }
+    };
+    if constexpr (requires { act.visit(apply); })
+      act.visit(apply);  // nn::any: one choice a layer, not one a unit
+    else
+      apply(act);
     if constexpr (can_skip(l))
       if (skip)
         for (int k = 0; k < O; ++k) out[k] = out[k] + in[k];

@@ -13,6 +13,8 @@
 /// the loops' lengths are variables and the activations live in a per-thread scratch buffer
 /// (grown on first use) instead of arrays the compiler sizes. bench/mlp_langevin.cpp measures
 /// the difference (bench/results/2026-11-30-mlp-dynamic.md); docs/neural.md says which to take.
+/// (The blocked loops below are energy/mlp.hpp's with the trip counts as arguments; they are kept
+/// apart because those also run on GPUs, where a change of their code could not be measured here.)
 ///
 /// CPU only (host code: backend::cpu and backend::scalar); a GPU run takes the compile-time
 /// network, whose team layout needs its widths at compile time. Sampling only: training
@@ -22,6 +24,7 @@
 
 #if !defined(__CUDACC__)
 
+#include <algorithm>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -64,7 +67,9 @@ struct mlp<T, In, Act, dynamic> {
     auto const& ls = w.layers();
     std::string err;
     int const L = int(ls.size()) - 1;
-    if (L < 1) err += "the weights have " + std::to_string(ls.size()) + " layer; a network needs at least one hidden layer and the output.";
+    if (L < 1)
+      err += "the weights have " + std::to_string(ls.size()) + (ls.size() == 1 ? " layer" : " layers") +
+             "; a network needs at least one hidden layer and the output.";
     if (L > max_depth)
       err += std::string(err.empty() ? "" : " ") + "The weights have " + std::to_string(L) + " hidden layers; at most " +
              std::to_string(max_depth) + " are supported.";
@@ -181,22 +186,20 @@ struct mlp<T, In, Act, dynamic> {
     return u;
   }
 
+  // f(std::integral_constant<int, r>) for the remainder r in 1 … block − 1 (nothing for 0).
+  template <class F>
+  EMBER_INLINE static void remainder(int r, F&& f) {
+    [&]<int... R>(std::integer_sequence<int, R...>) {
+      ((r == R + 1 ? f(std::integral_constant<int, R + 1>{}) : void()), ...);
+    }(std::make_integer_sequence<int, block - 1>{});
+  }
+
   // a = W h + b for an O × I weight, outputs `block` at a time.
   template <class S>
   EMBER_INLINE static void affine(T const* w, T const* b, S const* h, S* a, int O, int I) {
     int const full = O / block * block;
     for (int k = 0; k < full; k += block) affine_rows<block>(w + std::size_t(k) * std::size_t(I), b + k, h, a + k, I);
-    T const* wr = w + std::size_t(full) * std::size_t(I);
-    switch (O - full) {
-      case 1: affine_rows<1>(wr, b + full, h, a + full, I); break;
-      case 2: affine_rows<2>(wr, b + full, h, a + full, I); break;
-      case 3: affine_rows<3>(wr, b + full, h, a + full, I); break;
-      case 4: affine_rows<4>(wr, b + full, h, a + full, I); break;
-      case 5: affine_rows<5>(wr, b + full, h, a + full, I); break;
-      case 6: affine_rows<6>(wr, b + full, h, a + full, I); break;
-      case 7: affine_rows<7>(wr, b + full, h, a + full, I); break;
-      default: break;
-    }
+    remainder(O - full, [&](auto r) { affine_rows<decltype(r)::value>(w + std::size_t(full) * std::size_t(I), b + full, h, a + full, I); });
   }
   template <int R, class S>
   EMBER_INLINE static void affine_rows(T const* w, T const* b, S const* h, S* a, int I) {
@@ -216,16 +219,7 @@ struct mlp<T, In, Act, dynamic> {
   EMBER_INLINE static void affine_back(T const* w, S const* ga, S* gin, int O, int I) {
     int const full = I / block * block;
     for (int j = 0; j < full; j += block) affine_cols<block>(w + j, ga, gin + j, O, I);
-    switch (I - full) {
-      case 1: affine_cols<1>(w + full, ga, gin + full, O, I); break;
-      case 2: affine_cols<2>(w + full, ga, gin + full, O, I); break;
-      case 3: affine_cols<3>(w + full, ga, gin + full, O, I); break;
-      case 4: affine_cols<4>(w + full, ga, gin + full, O, I); break;
-      case 5: affine_cols<5>(w + full, ga, gin + full, O, I); break;
-      case 6: affine_cols<6>(w + full, ga, gin + full, O, I); break;
-      case 7: affine_cols<7>(w + full, ga, gin + full, O, I); break;
-      default: break;
-    }
+    remainder(I - full, [&](auto r) { affine_cols<decltype(r)::value>(w + full, ga, gin + full, O, I); });
   }
   template <int R, class S>
   EMBER_INLINE static void affine_cols(T const* w, S const* ga, S* gin, int O, int I) {

@@ -628,7 +628,7 @@ void bind_mlp(nb::module_& m, char const* name) {
   struct holder {
     std::vector<int> hidden;
     std::string activation;
-    mlp_weights<float> w;  // the network views these: a holder is never moved
+    mlp_weights<float> w;  // the network views these
     net_type net;
     static std::vector<int> widths(std::vector<int> const& h) {
       if (h.empty()) throw std::invalid_argument("ember: a network needs at least one hidden layer");
@@ -651,6 +651,8 @@ void bind_mlp(nb::module_& m, char const* name) {
     holder(std::vector<int> h, std::string a, std::optional<double> p)
         : hidden(std::move(h)), activation(std::move(a)), w(mlp_weights<float>::uniform(widths(hidden), 0)),
           net(w, {}, activation_of(activation, p)) {}
+    holder(holder const&) = delete;  // net views w: a copy would view the original's weights
+    holder& operator=(holder const&) = delete;
   };
   auto points = [](array_f32 const& x, char const* what) {
     if (x.ndim() != 2 || int(x.shape(1)) != In)
