@@ -28,6 +28,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ember {
@@ -111,9 +112,23 @@ class result {
   std::int64_t kept() const { return kept_; }
   /// Kept-phase transitions per chain (after warm-up and burn-in).
   std::int64_t kept_transitions() const { return kept_transitions_; }
-  /// Kept draws; empty unless the pipeline has `record()`.
-  draws_view<T, D> samples() const { return {samples_.data(), samples_.empty() ? 0 : kept_, chains_}; }
-  std::span<T const> final_states() const { return final_; }
+  /// Kept draws; empty unless the pipeline has `record()`. A view of the result's memory, as are
+  /// `final_states()` and `sample_stats_data()`: on a temporary result (`sample(...).samples()`)
+  /// they are refused at compile time, since the view would dangle at the end of the statement.
+  draws_view<T, D> samples() const& { return {samples_.data(), samples_.empty() ? 0 : kept_, chains_}; }
+  template <class R = T>
+  draws_view<T, D> samples() const&& {
+    static_assert(!std::is_same_v<R, R>, "ember::result::samples() on a temporary result would dangle at the end of the "
+                                         "statement: keep the result in a variable first (auto r = sample(...);)");
+    return {};
+  }
+  std::span<T const> final_states() const& { return final_; }
+  template <class R = T>
+  std::span<T const> final_states() const&& {
+    static_assert(!std::is_same_v<R, R>, "ember::result::final_states() on a temporary result would dangle at the end of the "
+                                         "statement: keep the result in a variable first (auto r = sample(...);)");
+    return {};
+  }
   vec<T, D> final_state(std::int64_t c) const {
     detail::require_index(c, chains_, "ember::result::final_state", "chain");
     vec<T, D> v;
@@ -151,7 +166,13 @@ class result {
     return v;
   }
   /// The statistics in the layout above (kept × sample_stats().size() × chains).
-  std::span<T const> sample_stats_data() const { return stats_; }
+  std::span<T const> sample_stats_data() const& { return stats_; }
+  template <class R = T>
+  std::span<T const> sample_stats_data() const&& {
+    static_assert(!std::is_same_v<R, R>, "ember::result::sample_stats_data() on a temporary result would dangle at the end of "
+                                         "the statement: keep the result in a variable first (auto r = sample(...);)");
+    return {};
+  }
   /// The named quantities of the columns (a posterior in a model's terms, posterior.hpp); empty
   /// for a run in the sampler's coordinates.
   std::vector<variable> const& variables() const { return variables_; }
