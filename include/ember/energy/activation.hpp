@@ -18,6 +18,7 @@
 #include <ember/core/math.hpp>
 
 #include <cmath>
+#include <concepts>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -190,6 +191,30 @@ struct sigmoid {
     return s;
   }
 };
+
+/// What a network needs of an activation `A` at value type `T`: `value(a)` and `value_and_slope(a, d)`.
+template <class A, class T>
+concept activation_for = requires(A const& a, T x, T& d) {
+  { a.value(x) } -> std::convertible_to<T>;
+  { a.value_and_slope(x, d) } -> std::convertible_to<T>;
+};
+
+/// A layer's activations in place, out[k] = φ(out[k]) for k < n, keeping φ′ in slope[k] when
+/// `slopes`; an activation with `visit` (`any`) chooses once for the layer, not once a unit.
+template <bool slopes, class A, class S>
+EMBER_HD EMBER_INLINE void activate_layer(A const& act, S* out, S* slope, int n) {
+  auto const apply = [&](auto const& phi) {
+    if constexpr (slopes) {
+      for (int k = 0; k < n; ++k) out[k] = phi.value_and_slope(out[k], slope[k]);
+    } else {
+      for (int k = 0; k < n; ++k) out[k] = phi.value(out[k]);
+    }
+  };
+  if constexpr (requires { act.visit(apply); })
+    act.visit(apply);
+  else
+    apply(act);
+}
 
 /// One of the activations above chosen at run time: `any::named("leaky_relu", 0.2)`, or
 /// converted from one (`nn::any a = nn::gelu{};`); default-constructed it is `silu`. Values and

@@ -279,10 +279,8 @@ struct mlp {
   static_assert(std::floating_point<T>, "ember::mlp's value type must be float or double");
   static_assert(sizeof...(Hidden) >= 1, "ember::mlp needs at least one hidden layer: mlp<T, In, Act, H1, H2, ...>");
   static_assert(In > 0 && ((Hidden > 0) && ...), "ember::mlp's widths must be positive");
-  static_assert(requires(Act const& a, T x, T& d) {
-    { a.value(x) } -> std::convertible_to<T>;
-    { a.value_and_slope(x, d) } -> std::convertible_to<T>;
-  }, "ember::mlp's activation must have value(a) and value_and_slope(a, d), as those in ember::nn (energy/activation.hpp)");
+  static_assert(nn::activation_for<Act, T>,
+                "ember::mlp's activation must have value(a) and value_and_slope(a, d), as those in ember::nn (energy/activation.hpp)");
 
   using value_type = T;
   using activation_type = Act;
@@ -624,17 +622,7 @@ struct mlp {
   EMBER_HD EMBER_INLINE void forward(S const* in, S* out, S* slope) const {
     constexpr int O = width[l + 1], I = width[l];
     affine<O, I>(weight[l].data, bias[l].data, in, out);
-    auto const apply = [&](auto const& phi) {
-      if constexpr (slopes) {
-        for (int k = 0; k < O; ++k) out[k] = phi.value_and_slope(out[k], slope[k]);
-      } else {
-        for (int k = 0; k < O; ++k) out[k] = phi.value(out[k]);
-      }
-    };
-    if constexpr (requires { act.visit(apply); })
-      act.visit(apply);  // nn::any: one choice a layer, not one a unit
-    else
-      apply(act);
+    nn::activate_layer<slopes>(act, out, slope, O);
     if constexpr (can_skip(l))
       if (skip)
         for (int k = 0; k < O; ++k) out[k] = out[k] + in[k];

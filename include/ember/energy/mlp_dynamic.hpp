@@ -39,10 +39,8 @@ template <class T, int In, class Act>
 struct mlp<T, In, Act, dynamic> {
   static_assert(std::floating_point<T>, "ember::mlp's value type must be float or double");
   static_assert(In > 0, "ember::mlp's input width must be positive");
-  static_assert(requires(Act const& a, T x, T& d) {
-    { a.value(x) } -> std::convertible_to<T>;
-    { a.value_and_slope(x, d) } -> std::convertible_to<T>;
-  }, "ember::mlp's activation must have value(a) and value_and_slope(a, d), as those in ember::nn (energy/activation.hpp)");
+  static_assert(nn::activation_for<Act, T>,
+                "ember::mlp's activation must have value(a) and value_and_slope(a, d), as those in ember::nn (energy/activation.hpp)");
 
   using value_type = T;
   using activation_type = Act;
@@ -162,17 +160,7 @@ struct mlp<T, In, Act, dynamic> {
     int const O = width[l + 1], I = width[l];
     T const* w = theta + offset[l];
     affine(w, w + std::size_t(O) * std::size_t(I), in, out, O, I);
-    auto const apply = [&](auto const& phi) {
-      if constexpr (slopes) {
-        for (int k = 0; k < O; ++k) out[k] = phi.value_and_slope(out[k], slope[k]);
-      } else {
-        for (int k = 0; k < O; ++k) out[k] = phi.value(out[k]);
-      }
-    };
-    if constexpr (requires { act.visit(apply); })
-      act.visit(apply);  // nn::any: one choice a layer, not one a unit
-    else
-      apply(act);
+    nn::activate_layer<slopes>(act, out, slope, O);
     if (skip && can_skip(l))
       for (int k = 0; k < O; ++k) out[k] = out[k] + in[k];
   }
