@@ -48,6 +48,9 @@ TEST_CASE("a matrix row counts MAMS's Halton step counts, two gradients a step, 
   CHECK(bm::gradients_of_transition(k, 0) == 2 * 5);
   CHECK(bm::gradients_of_transition(k, 1) == 2 * 3);
   CHECK(bm::gradients_of_transition(k, 2) == 2 * 7);
+  // In its approach form (adapt/approach.hpp) the same steps, at most 16, of one gradient each.
+  CHECK(bm::gradients_of_transition(k.with_approach(true), 2) == 7);
+  CHECK(bm::gradients_of_transition(k.with_trajectory_length(3.0).with_approach(true), 0) == 16);
   bm::report out(nullptr);
   bm::run_axes const axes{.chains = {32}, .warmup = 200, .draws = 100, .seed = 5};
   bm::measure(out, bm::target<ember::targets::standard_normal>{"standard_normal"}, bm::mams{}, hana::type_c<double>,

@@ -3,9 +3,10 @@
 /// The warm-up adapter protocol. `warmup(n, a, b, ...)` takes adapter values; a run folds them
 /// over the kernel's parameters, as BlackJAX's init / update / final: each adapter keeps a state
 /// of its own, reads what a warm-up transition did, and says which parameters (step size, metric,
-/// trajectory length) the next transition uses. adapt/warmup.hpp is the fold; the built-in
-/// adapters are one header each (step_size.hpp, per_chain_step_size.hpp, mass.hpp, chees.hpp),
-/// written on this protocol alone, as a user's own is (examples/11_custom_adapter.hpp).
+/// trajectory length, approach) the next transition uses. adapt/warmup.hpp is the fold; the built-in
+/// adapters are one header each (step_size.hpp, per_chain_step_size.hpp, mass.hpp, chees.hpp,
+/// mams_length.hpp, approach.hpp), written on this protocol alone, as a user's own is
+/// (examples/11_custom_adapter.hpp).
 ///
 /// An adapter `A` has
 ///
@@ -102,9 +103,10 @@ struct metric_of<K> {
 }  // namespace detail
 
 /// The parameters adapters write, applied to a kernel in one fixed order (metric, step size,
-/// trajectory length), whatever the order of the adapters: a parameter left unset keeps the
-/// kernel's. `trajectory_steps` bounds the trajectory length to [lo·ε, hi·ε] once ε is set
-/// (ChEES's final length, adapt/chees.hpp).
+/// trajectory length, approach), whatever the order of the adapters: a parameter left unset keeps
+/// the kernel's. `trajectory_steps` bounds the trajectory length to [lo·ε, hi·ε] once ε is set
+/// (ChEES's final length, adapt/chees.hpp). `approach`: whether the kernel moves by its approach
+/// form (adjusted_mclmc's HMC trajectories, adapt/approach.hpp).
 template <class Kernel>
 struct kernel_params {
   using metric_type = typename detail::metric_of<Kernel>::type;
@@ -112,6 +114,7 @@ struct kernel_params {
   std::optional<std::conditional_t<std::is_void_v<metric_type>, char, metric_type>> metric;
   std::optional<double> trajectory_length;
   std::optional<std::pair<double, double>> trajectory_steps;
+  std::optional<bool> approach;
 
   /// `k` with these parameters.
   Kernel applied_to(Kernel const& k) const {
@@ -125,18 +128,22 @@ struct kernel_params {
         if (step_size) return a.with_step_size(*step_size);
       return a;
     }();
-    if constexpr (requires { { b.with_trajectory_length(1.0) } -> std::same_as<Kernel>; }) {
-      if (!trajectory_length) return b;
-      double T = *trajectory_length;
-      if (trajectory_steps) {
-        double const eps = step_size ? *step_size : double(k.step_size);
-        T = T < trajectory_steps->first * eps ? trajectory_steps->first * eps
-                                              : T > trajectory_steps->second * eps ? trajectory_steps->second * eps : T;
+    Kernel const c = [&]() -> Kernel {
+      if constexpr (requires { { b.with_trajectory_length(1.0) } -> std::same_as<Kernel>; }) {
+        if (!trajectory_length) return b;
+        double T = *trajectory_length;
+        if (trajectory_steps) {
+          double const eps = step_size ? *step_size : double(k.step_size);
+          T = T < trajectory_steps->first * eps ? trajectory_steps->first * eps
+                                                : T > trajectory_steps->second * eps ? trajectory_steps->second * eps : T;
+        }
+        return b.with_trajectory_length(T);
       }
-      return b.with_trajectory_length(T);
-    } else {
       return b;
-    }
+    }();
+    if constexpr (requires { { c.with_approach(true) } -> std::same_as<Kernel>; })
+      if (approach) return c.with_approach(*approach);
+    return c;
   }
 };
 

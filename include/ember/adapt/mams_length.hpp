@@ -10,11 +10,13 @@
 ///
 /// c corrects it by the chains' decorrelation, as MAMS's third stage does with the ESS of one
 /// chain: over each window, the lag-1 autocorrelation ρᵢ of every coordinate is measured across
-/// chains (pooled Cov(x_t, x_{t+1}) / Var), and ESS per transition is estimated as the mean over
-/// coordinates of (1 − ρᵢ)/(1 + ρᵢ). At the close of every window but the first (whose draws may
-/// still be arriving) and at warm-up's end, c ← c · 0.4 / ESS (clipped to [¼, 4] a time): the
-/// fixed point of MAMS's L ← 0.4 L / ESS is the length at which a transition gives 0.4 effective
-/// samples. L stays within [ε, max_integrator_steps · ε]. Needs at least 2 chains; the step size
+/// chains (pooled Cov(x_t, x_{t+1}) / Var), and ESS per transition is estimated as the harmonic
+/// mean over coordinates of (1 − ρᵢ)/(1 + ρᵢ), so that the slowest coordinates set it, as
+/// BlackJAX's mean of steps/ESS over coordinates does (the arithmetic mean let a fast coordinate
+/// hide two slow ones: 10× too short on earnings-earn_height, R̂ 1.03). At the close of every
+/// window but the first (whose draws may still be arriving) and at warm-up's end, c ← c · 0.4 /
+/// ESS (clipped to [¼, 4] a time): the fixed point of MAMS's L ← 0.4 L / ESS is the length at
+/// which a transition gives 0.4 effective samples. L stays within [ε, max_integrator_steps · ε]. Needs at least 2 chains; the step size
 /// (`step_size()`) aims at the kernel's 0.9 meanwhile. An adapter (adapt/adapter.hpp).
 
 #include <ember/adapt/adapter.hpp>
@@ -69,17 +71,18 @@ struct mams_length_state {
     n = 0;
     for (int i = 0; i < D; ++i) sx[i] = sxx[i] = cov[i] = var0[i] = var1[i] = 0;
   }
-  /// Mean over coordinates of (1 − ρ)/(1 + ρ) from the window's lag-1 sums (0 if none).
+  /// Effective samples per transition from the window's lag-1 sums: the harmonic mean over
+  /// coordinates of (1 − ρᵢ)/(1 + ρᵢ), so the slowest coordinates set it (0 if none).
   double ess_per_transition() const {
-    double e = 0;
+    double inv = 0;
     int m = 0;
     for (int i = 0; i < D; ++i) {
       if (!(var0[i] > 0 && var1[i] > 0)) continue;
       double const r = std::clamp(cov[i] / std::sqrt(var0[i] * var1[i]), -0.99, 0.99);
-      e += (1 - r) / (1 + r);
+      inv += (1 + r) / (1 - r);
       ++m;
     }
-    return m ? e / m : 0;
+    return m ? m / inv : 0;
   }
   void correct() {
     double const e = ess_per_transition();

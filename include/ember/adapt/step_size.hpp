@@ -5,8 +5,9 @@
 /// kernel's own, MALA 0.574, HMC 0.8), from the mean acceptance probability of the live chains at
 /// each warm-up transition, reduced in a fixed order, so the step size depends on nothing but the
 /// seed. When an adapter asks for it (chees(): `harmonic_acceptance`), the harmonic mean over
-/// chains towards 0.651 instead, with γ = 0.2 and μ = log ε₀ (below, why). Restarts from its
-/// current ε whenever the metric changes (Stan's rule). An adapter (adapt/adapter.hpp).
+/// chains towards 0.651 instead, with γ = 0.2 and μ = log ε₀ (below, why); the harmonic mean
+/// towards the same target while the kernel is in its approach form (adapt/approach.hpp).
+/// Restarts from its current ε whenever the metric changes (Stan's rule). An adapter (adapt/adapter.hpp).
 
 #include <ember/adapt/adapter.hpp>
 #include <ember/adapt/dual_averaging.hpp>
@@ -106,7 +107,12 @@ struct step_size_adapter {
     // stuck where the step is too large (a far start, a distribution's stiff tail) pulls it
     // down, where the arithmetic mean would leave that chain stuck. A chain whose α is 0 (a
     // divergence) is left out, as BlackJAX does, so one of them cannot stall the adaptation.
-    if (s.harmonic)
+    // So too while the kernel is in its approach form (adapt/approach.hpp): a chain far up a
+    // slope rejects every move that climbs, whatever ε (half of them at U ~ 10²¹ on posteriordb's
+    // arma11), and the arithmetic mean drove ε to 10⁻³⁶ there.
+    bool in_approach = false;
+    if constexpr (requires { step.kernel.approach; }) in_approach = step.kernel.approach;
+    if (s.harmonic || in_approach)
       s.da.update(a[2] > 0 ? a[2] / a[3] : 0.0);
     else
       s.da.update(a[0] > 0 ? a[1] / a[0] : 0.0);

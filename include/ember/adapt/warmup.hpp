@@ -3,7 +3,7 @@
 /// `warmup_state<Kernel, Warmup>`: a run's warm-up as a fold of its adapters (adapt/adapter.hpp)
 /// over the kernel's parameters. Before warm-up transition t the run asks for `kernel_at(t)`:
 /// every adapter writes the parameters its state gives (`set`), and they are applied to the
-/// pipeline's kernel in one fixed order (metric, step size, trajectory length). After the
+/// pipeline's kernel in one fixed order (metric, step size, trajectory length, approach). After the
 /// transition, `update` hands each adapter, in the order the warm-up lists them, what the
 /// transition did (`warmup_step`: the kernel it ran, the chains' arrays, a reduction over chains
 /// that runs on the backend), then lets each `settle` with everyone's new parameters, then runs
@@ -13,6 +13,7 @@
 /// Also here: `warmup(n)`, the default warm-up (step size and a diagonal metric).
 
 #include <ember/adapt/adapter.hpp>
+#include <ember/adapt/approach.hpp>
 #include <ember/adapt/chees.hpp>
 #include <ember/adapt/mams_length.hpp>
 #include <ember/adapt/mass.hpp>
@@ -251,6 +252,7 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
       undeclared(bool(p.step_size), tunable::step_size, "step size");
       undeclared(bool(p.metric), tunable::metric, "metric");
       undeclared(bool(p.trajectory_length) || bool(p.trajectory_steps), tunable::trajectory_length, "trajectory length");
+      undeclared(bool(p.approach), tunable::approach, "approach");
     });
   }
 

@@ -10,7 +10,8 @@
 /// MALA take one per transition; HMC takes its integrator's `gradients_per_step` times the
 /// steps of transition t, which `hmc_kernel::integrator_steps_at(t, ε)` gives (L, or ⌈uₜT/ε⌉ with a
 /// trajectory length: the same for every chain, a function of t and the adapted T and ε), and
-/// adjusted MCLMC likewise with `integrator_steps_at(t, capped)`.
+/// adjusted MCLMC's `gradients_at(t)` (its steps of transition t times its integrator's, or in its
+/// approach form, adapt/approach.hpp, at most 16 velocity Verlet steps of one gradient).
 
 #include <ember/kernel/adjusted_mclmc.hpp>
 #include <ember/kernel/chees_hmc.hpp>
@@ -35,7 +36,9 @@ inline constexpr bool counts_gradients_as_it_goes = requires { K::accepted_means
 /// Gradient evaluations of one chain at transition t under kernel k.
 template <class K>
 double gradients_of_transition(K const& k, std::int64_t t) {
-  if constexpr (requires(typename K::value_type & eps) { k.integrator_steps_at(std::uint32_t(t), eps); }) {
+  if constexpr (requires { k.gradients_at(std::uint32_t(t)); }) {
+    return double(k.gradients_at(std::uint32_t(t)));
+  } else if constexpr (requires(typename K::value_type & eps) { k.integrator_steps_at(std::uint32_t(t), eps); }) {
     typename K::value_type eps = typename K::value_type(k.step_size);
     return double(K::integrator_type::gradients_per_step) * k.integrator_steps_at(std::uint32_t(t), eps);
   } else if constexpr (requires(bool& capped) { k.integrator_steps_at(std::uint32_t(t), capped); }) {

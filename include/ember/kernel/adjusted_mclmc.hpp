@@ -14,8 +14,13 @@
 /// lanes and a warp stay in step; BlackJAX draws it per chain. `.random_length = false` takes
 /// ⌈L/ε⌉ steps every time. A warm-up adapts ε and L (`mams(U)`, kernel/mams.hpp).
 ///
-/// The stationary law is exp(−U) for every ε and L (tests/kernel/adjusted_mclmc_test.cpp checks
-/// it from exact draws of a correlated Gaussian). Needs at least 2 dimensions.
+/// Approach form (`with_approach(true)`, set by the `approach()` adapter early in `mams(U)`'s
+/// warm-up, adapt/approach.hpp): the transition is HMC instead, a Gaussian momentum and
+/// min(n, 16) velocity Verlet steps of the same ε under the same metric, so that chains far from
+/// the typical set gain speed as their energy falls.
+///
+/// The stationary law is exp(−U) for every ε and L, in either form (tests/kernel/adjusted_mclmc_test.cpp
+/// checks it from exact draws of a correlated Gaussian). Needs at least 2 dimensions.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
@@ -23,6 +28,7 @@
 #include <ember/core/metric.hpp>
 #include <ember/core/rng.hpp>
 #include <ember/integrator/isokinetic.hpp>
+#include <ember/integrator/palindromic.hpp>
 #include <ember/kernel/detail/validate.hpp>
 #include <ember/kernel/metropolis.hpp>
 
@@ -71,6 +77,12 @@ struct adjusted_mclmc_kernel {
   bool random_length = true;
   value_type divergence_threshold = 1000;
   int max_integrator_steps = 1024;
+  bool approach = false;  ///< transitions are HMC (the approach form; adapt/approach.hpp)
+  /// The approach form's most integrator steps a transition. Short trajectories: a chain far up a
+  /// slope gains speed as it falls and loses most of it at the next momentum draw, so its energy
+  /// falls geometrically; long ones under a metric not yet adapted fling chains across the space
+  /// and the step size collapses (earnings-logearn_interaction with L/ε steps: chains off, R̂ 1.9).
+  static constexpr int approach_steps = 16;
 
   /// Integrator steps of transition t (the same for every chain); `capped`: the cap cut them.
   EMBER_HD int integrator_steps_at(std::uint32_t t, bool& capped) const {
@@ -79,8 +91,29 @@ struct adjusted_mclmc_kernel {
     capped = n > max_integrator_steps;
     return n < 1 ? 1 : capped ? max_integrator_steps : int(n);
   }
+  /// Integrator steps transition t takes in the kernel's form: in the approach form at most
+  /// `approach_steps` of velocity Verlet (cut there by design, so never counted as truncated).
+  EMBER_HD int steps_taken_at(std::uint32_t t, bool& capped) const {
+    int const n = integrator_steps_at(t, capped);
+    if (!approach) return n;
+    capped = false;
+    return n > approach_steps ? approach_steps : n;
+  }
+  /// Gradient evaluations of one integrator step in the kernel's form.
+  EMBER_HD int gradients_per_step() const {
+    return approach ? velocity_verlet::gradients_per_step : Integrator::gradients_per_step;
+  }
+  /// Gradient evaluations of one chain at transition t (a benchmark matrix counts with it).
+  EMBER_HD int gradients_at(std::uint32_t t) const {
+    bool capped;
+    return gradients_per_step() * steps_taken_at(t, capped);
+  }
   /// The most gradients one transition evaluates.
-  int max_gradients() const { return Integrator::gradients_per_step * max_integrator_steps; }
+  int max_gradients() const {
+    return (Integrator::gradients_per_step > velocity_verlet::gradients_per_step ? Integrator::gradients_per_step
+                                                                                 : velocity_verlet::gradients_per_step) *
+           max_integrator_steps;
+  }
 
   template <class S>
   EMBER_HD chain_state<S, dim> init(vec<S, dim> const& x) const {
@@ -104,11 +137,16 @@ struct adjusted_mclmc_kernel {
   }
   template <class M>
   adjusted_mclmc_kernel<E, Integrator, M> with_metric(M const& m) const {
-    return {energy, m, step_size, trajectory_length, random_length, divergence_threshold, max_integrator_steps};
+    return {energy, m, step_size, trajectory_length, random_length, divergence_threshold, max_integrator_steps, approach};
   }
   adjusted_mclmc_kernel with_trajectory_length(double L) const {
     adjusted_mclmc_kernel k = *this;
     k.trajectory_length = value_type(L);
+    return k;
+  }
+  adjusted_mclmc_kernel with_approach(bool on) const {
+    adjusted_mclmc_kernel k = *this;
+    k.approach = on;
     return k;
   }
 
@@ -128,23 +166,31 @@ struct adjusted_mclmc_kernel {
   EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng, trajectory_end<S, dim>* end) const {
     using T = value_type;
     bool capped;
-    int const n = integrator_steps_at(rng.step, capped);
-    // A direction uniform on the sphere: a standard normal, normalised.
+    int const n = steps_taken_at(rng.step, capped);
+    // A standard normal: the approach form's momentum, or normalised, a direction uniform on the sphere.
     auto u = rng.template normal<dim>(purpose::proposal);
     S z2 = S(T(0));
     for (int i = 0; i < dim; ++i) z2 = fmadd(u[i], u[i], z2);
-    S const rz = S(T(1)) / sqrt(z2);
-    for (int i = 0; i < dim; ++i) u[i] = u[i] * rz;
     chain_state<S, dim> q = s;
-    S dk = S(T(0));
-    Integrator::steps(energy, q, u, T(step_size), metric, n, dk);
-    S w = q.energy - s.energy + dk;
+    S w;
+    if (approach) {
+      velocity_verlet::steps(energy, q, u, T(step_size), metric, n);
+      S k1 = S(T(0));
+      for (int i = 0; i < dim; ++i) k1 = fmadd(u[i], u[i], k1);
+      w = q.energy - s.energy + S(T(0.5)) * (k1 - z2);
+    } else {
+      S const rz = S(T(1)) / sqrt(z2);
+      for (int i = 0; i < dim; ++i) u[i] = u[i] * rz;
+      S dk = S(T(0));
+      Integrator::steps(energy, q, u, T(step_size), metric, n, dk);
+      w = q.energy - s.energy + dk;
+    }
     if constexpr (Observe) {
       end->x = q.x;
       end->velocity = metric.apply(u);
     }
     auto info = metropolis_hastings(s, q, -w, rng.uniform(purpose::accept), !(w <= S(divergence_threshold)));
-    info.gradients = S(T(Integrator::gradients_per_step * n));
+    info.gradients = S(T(gradients_per_step() * n));
     info.truncated = mask_t<S>(capped);
     return info;
   }

@@ -2,9 +2,11 @@
 /// \file
 /// `mams(U, {.warmup = 1000})`: Metropolis-adjusted microcanonical HMC with its warm-up, nothing
 /// left to choose but the warm-up's length. It is `adjusted_mclmc(U, {...}) | warmup(n,
-/// step_size(), diagonal_mass(), mams_length())`: the step size by dual averaging towards the
-/// kernel's acceptance 0.9 (the MAMS paper's), a diagonal metric in Stan's windows, the mean
-/// trajectory length L from the chains' spread and decorrelation (adapt/mams_length.hpp). Stages
+/// approach(), step_size(), diagonal_mass(), mams_length())`: HMC trajectories until the first
+/// metric window closes, so chains started far away arrive (adapt/approach.hpp), the step size by
+/// dual averaging towards the kernel's acceptance 0.9 (the MAMS paper's), a diagonal metric in
+/// Stan's windows, the mean trajectory length L from the chains' spread and decorrelation
+/// (adapt/mams_length.hpp). Stages
 /// follow with `|`: `sample(mams(U) | record(), {.chains = 64, .steps = 1000})`. Needs at least
 /// 2 chains and 2 dimensions (docs/tuning.md says when it pays over chees_hmc and nuts).
 
@@ -26,7 +28,7 @@ struct mams_fn {
   template <class E>
   auto operator()(E const& U, mams_options o = {}) const {
     return adjusted_mclmc(U, {.divergence_threshold = o.divergence_threshold, .max_integrator_steps = o.max_integrator_steps}) |
-           ember::warmup(o.warmup, step_size(), diagonal_mass(), mams_length());
+           ember::warmup(o.warmup, approach(), step_size(), diagonal_mass(), mams_length());
   }
 };
 inline constexpr mams_fn mams{};

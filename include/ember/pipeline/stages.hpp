@@ -66,8 +66,9 @@ constexpr draw_stat_kind kind_of(draw_stat s) {
 
 // --- warm-up ---
 
-/// The parameters a warm-up adapts, as flags: `tunable::step_size | tunable::metric`.
-enum class tunable : unsigned { nothing = 0, step_size = 1, metric = 2, trajectory_length = 4 };
+/// The parameters a warm-up adapts, as flags: `tunable::step_size | tunable::metric`. `approach`:
+/// whether a kernel that has an approach form takes it (adapt/approach.hpp).
+enum class tunable : unsigned { nothing = 0, step_size = 1, metric = 2, trajectory_length = 4, approach = 8 };
 constexpr tunable operator|(tunable a, tunable b) { return tunable(unsigned(a) | unsigned(b)); }
 constexpr bool any(tunable a, tunable b) { return (unsigned(a) & unsigned(b)) != 0; }
 
@@ -107,8 +108,8 @@ struct warmup_stage {
   /// Every parameter some adapter tunes.
   static constexpr tunable tuned = (tunable::nothing | ... | detail::tunes_of<Adapters>());
   static_assert(detail::bits(tuned) == (0 + ... + detail::bits(detail::tunes_of<Adapters>())),
-                "ember::warmup: two adapters tune the same parameter (the step size, the metric or the trajectory "
-                "length); keep one of them");
+                "ember::warmup: two adapters tune the same parameter (the step size, the metric, the trajectory "
+                "length or the approach); keep one of them");
   std::int64_t n;
   std::tuple<Adapters...> adapters;
 };
