@@ -4,8 +4,10 @@
 // run. Per matrix target, after the warm-up every run makes (nuts(U) | warmup(1000), 128 chains):
 // the lanes' useful fraction of both (Σ leaves over a batch's chains / (lanes × the leaf-steps
 // the batch took), from the trees of every chain, for batches of 16 lanes (float AVX-512) and of
-// this machine's width), the mean leaves per transition, the share of each tree depth, and the
-// sampling time of the same run in both loops (the same draws, bit for bit), measured in turn.
+// this machine's width), the bound of any schedule that let a lane take up another chain once its
+// own had made all its transitions (16 lanes), the mean leaves per transition, the share of each
+// tree depth, and the sampling time of the same run in both loops (the same draws, bit for bit),
+// measured in turn.
 //
 //   ember_nuts_lockstep [transitions]     (default 500 after warm-up)
 //
@@ -92,6 +94,26 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
     }
     return useful / total;
   };
+  // The most any schedule could make useful if a lane could take up any chain of its thread
+  // once its own had made all its transitions (a chain's transitions stay in order, so one chain
+  // is never on two lanes): each of 2 threads with 64 chains on w lanes takes at least
+  // max(its longest chain's leaves, its leaves / w) leaf-steps.
+  auto any_lane = [&](int w) {
+    double useful = 0, total = 0;
+    std::int64_t const per_thread = chains / 2;
+    for (std::int64_t b = 0; b < chains; b += per_thread) {
+      std::int64_t longest = 0, sum = 0;
+      for (std::int64_t c = b; c < b + per_thread; ++c) {
+        std::int64_t own = 0;
+        for (auto n : history[std::size_t(c)]) own += n;
+        sum += own;
+        longest = std::max(longest, own);
+      }
+      useful += double(sum);
+      total += double(w) * std::max(double(longest), double(sum) / double(w));
+    }
+    return useful / total;
+  };
   // The sampling run itself, both loops from the warmed-up states, alternated, best of three.
   std::vector<vec<float, D>> starts;
   for (std::int64_t c = 0; c < chains; ++c) starts.push_back(res.final_state(c));
@@ -113,9 +135,9 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
   double const n = double(chains * transitions);
   for (int d = 0; d < 16; ++d)
     if (depth[d] > 0) hist += " " + std::to_string(d) + ":" + std::to_string(int(100.0 * double(depth[d]) / n + 0.5)) + "%";
-  std::printf("%-24s %4d %8.4f %8.1f   %5.1f%% %5.1f%%   %5.1f%% %5.1f%%   %8.3f %8.3f %6.2fx  %s\n", name, D,
-              double(k.step_size), all / n, 100 * useful16 / total16, 100 * own_pace(16), 100 * useful8 / total8,
-              100 * own_pace(W), seconds[1], seconds[0], seconds[1] / seconds[0], hist.c_str());
+  std::printf("%-24s %4d %8.4f %8.1f   %5.1f%% %5.1f%% %5.1f%%   %5.1f%% %5.1f%%   %8.3f %8.3f %6.2fx  %s\n", name, D,
+              double(k.step_size), all / n, 100 * useful16 / total16, 100 * own_pace(16), 100 * any_lane(16),
+              100 * useful8 / total8, 100 * own_pace(W), seconds[1], seconds[0], seconds[1] / seconds[0], hist.c_str());
   std::fflush(stdout);
 }
 
@@ -127,8 +149,9 @@ int main(int argc, char** argv) {
   constexpr int W = int(ember::simd_batch<float>::size);
   std::printf("# NUTS's lanes: 128 chains after nuts(U) | warmup(1000), %lld transitions, float, %d-lane batches here\n",
               (long long)n, W);
-  std::printf("# useful lane-steps: lock-step and own pace, for 16 lanes and for %d; sampling seconds (2 threads)\n", W);
-  std::printf("# target                   D   step  leaves   16: lock  own   %2d: lock  own   lock-step  own pace  speed-up  depths\n", W);
+  std::printf("# useful lane-steps: lock-step and own pace, for 16 lanes and for %d; for 16 lanes also the bound of any schedule\n"
+              "# that lets a lane take up another chain of its thread (any); sampling seconds (2 threads)\n", W);
+  std::printf("# target                   D   step  leaves   16: lock  own   any    %2d: lock  own   lock-step  own pace  speed-up  depths\n", W);
   measure("standard_normal", tg::standard_normal<float>{}, n);
   measure("ill_conditioned_gaussian", tg::ill_conditioned_gaussian<float>{}, n);
   measure("rotated_gaussian", tg::rotated_gaussian<float>{}, n);

@@ -4,7 +4,7 @@
 //   check_samplers [DIR]     DIR = bench/posteriordb (data/ and reference/ under it)
 //
 // The cases are the ones a sampler once failed, kept so that it cannot fail them again unseen:
-//   - mams on earnings-earn_height: chains start 10⁴ intercept sds from the posterior; isokinetic
+//   - mams on earnings-earn_height: chains start about 500 sds from log σ's posterior; isokinetic
 //     dynamics never arrived (all 16 chains off, R̂ 2.3) until the approach (adapt/approach.hpp),
 //     and the trajectory length came out 10× too short (R̂ 1.03) while mams_length averaged the
 //     coordinates' ESS arithmetically;
@@ -36,8 +36,7 @@ void check(std::string const& dir, char const* sampler, Make make) {
     auto res = ember::sample(make(p.energy()), {.chains = 16, .steps = 1000, .seed = seed, .progress = false},
                              ember::backend::cpu{.threads = 1});
     auto const v = pdb::judge(p, ref, res);
-    bool const pass = v.finite && v.stuck == 0 && v.off == 0 && res.divergent_chains() == 0 && v.zc < 5 && v.zc2 < 5 &&
-                      v.zu < 5 && v.rhat < 1.01;
+    bool const pass = v.consistent() && res.divergent_chains() == 0;
     failures += !pass;
     std::printf("%s %s seed %llu: %s (stuck %d, off %d, divergent %lld, max |z| %.2f %.2f %.2f, sd ratio %.2f-%.2f, "
                 "R-hat %.4f, ESS %.0f)\n",

@@ -97,9 +97,10 @@ struct verdict {
   int stuck = 0, off = 0;
   double zc = 0, zc2 = 0, zu = 0, rlo = INFINITY, rhi = 0, rhat = 0, ess = INFINITY, ess_tail = INFINITY;
   bool finite = true;
-  bool correct() const {
-    return finite && stuck == 0 && off == 0 && zc < 5 && zc2 < 5 && zu < 5 && rlo >= 0.9 && rhi <= 1.1 && rhat < 1.01;
-  }
+  /// Every moment within 5 combined standard errors, no chain stuck or off, R̂ < 1.01.
+  bool consistent() const { return finite && stuck == 0 && off == 0 && zc < 5 && zc2 < 5 && zu < 5 && rhat < 1.01; }
+  /// Consistent, and every sd within 10 % of the reference's.
+  bool correct() const { return consistent() && rlo >= 0.9 && rhi <= 1.1; }
 };
 
 /// The verdict on result `res` of posterior `p` against its reference `ref`. With EMBER_PDB_CHAINS

@@ -101,7 +101,7 @@ TEST_CASE("every built-in kernel round-trips through a checkpoint", "[run][check
   }
   SECTION("mams, saved in the approach, inside a metric window and in the term buffer") {
     auto p = ember::mams(U, {.warmup = 200}) | ember::record();
-    check_round_trip(p, p, 20, 260);  // the approach lasts until transition 54 (adapt/approach.hpp)
+    check_round_trip(p, p, 20, 260);  // the approach lasts until transition 99 (adapt/approach.hpp)
     check_round_trip(p, p, 120, 260);
     check_round_trip(p, p, 170, 260);
   }

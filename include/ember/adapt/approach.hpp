@@ -1,26 +1,39 @@
 #pragma once
 /// \file
 /// `approach()`: the kernel moves by its approach form until the first metric window closes
-/// (adapt/mass_windows.hpp; the whole warm-up when it has no window), then by its own dynamics.
+/// (adapt/mass_windows.hpp), then by its own dynamics.
 ///
-/// Why. Chains start far from the typical set (posteriordb's uniform(−2, 2) draws in unconstrained
-/// space can be 10⁴ posterior standard deviations away). Isokinetic dynamics (MAMS,
+/// Why. Chains start far from the typical set (posteriordb's uniform(−2, 2) starts are about 500
+/// posterior sds from earnings-earn_height's log σ). Isokinetic dynamics (MAMS,
 /// kernel/adjusted_mclmc.hpp) move at unit speed in the metric's units whatever the energy
 /// falls by, and the first metric, estimated from chains still on the slope (their gradients are
 /// steep), is orders of magnitude too small: the chains never arrive (earnings-earn_height: every
 /// chain off, R̂ 2.3). Hamiltonian trajectories turn the energy a chain loses into speed, so HMC's
 /// chains arrive within tens of transitions. adjusted_mclmc's approach form is exact HMC (velocity
-/// Verlet, Gaussian momentum, a Metropolis test) with the same step size, metric and number of
-/// steps; the step-size adaptation restarts when the first metric is set, just as the dynamics
-/// change. `mams(U)` lists it (kernel/mams.hpp). An adapter (adapt/adapter.hpp) with one bit of
-/// state.
+/// Verlet, Gaussian momentum, a Metropolis test) with the same step size and metric and at most 16
+/// steps. While a kernel is in its approach form, `step_size()` scores the harmonic mean of
+/// acceptance over the chains that accepted anything, and it restarts when the form changes
+/// (adapt/step_size.hpp). `mams(U)` lists it (kernel/mams.hpp). An adapter (adapt/adapter.hpp).
 
 #include <ember/adapt/adapter.hpp>
 
+#include <cstdint>
+
 namespace ember {
 
+namespace detail {
+/// Whether kernel k is in its approach form (a kernel that has none never is).
+template <class K>
+constexpr bool in_approach_form(K const& k) {
+  if constexpr (requires { k.approach; })
+    return bool(k.approach);
+  else
+    return false;
+}
+}  // namespace detail
+
 struct approach_state {
-  bool on = true;  ///< the next transition moves by the approach form
+  std::int64_t on = 1;  ///< the next transition moves by the approach form (an integer: a file's bytes)
 };
 
 struct approach_adapter {
@@ -39,11 +52,11 @@ struct approach_adapter {
   }
   template <class K>
   void set(approach_state const& s, kernel_params<K>& p) const {
-    p.approach = s.on;
+    p.approach = s.on != 0;
   }
   template <class K, class R>
   void update(approach_state& s, warmup_step<K, R> const& step) const {
-    if (step.windows.closes(step.t)) s.on = false;
+    if (step.windows.closes(step.t)) s.on = 0;
   }
   /// After warm-up the kernel moves by its own dynamics, whatever the warm-up's length.
   template <class K>

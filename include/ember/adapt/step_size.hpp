@@ -7,9 +7,11 @@
 /// seed. When an adapter asks for it (chees(): `harmonic_acceptance`), the harmonic mean over
 /// chains towards 0.651 instead, with γ = 0.2 and μ = log ε₀ (below, why); the harmonic mean
 /// towards the same target while the kernel is in its approach form (adapt/approach.hpp).
-/// Restarts from its current ε whenever the metric changes (Stan's rule). An adapter (adapt/adapter.hpp).
+/// Restarts from its current ε whenever the metric changes (Stan's rule) and when the kernel
+/// leaves its approach form. An adapter (adapt/adapter.hpp).
 
 #include <ember/adapt/adapter.hpp>
+#include <ember/adapt/approach.hpp>
 #include <ember/adapt/dual_averaging.hpp>
 #include <ember/core/config.hpp>
 
@@ -110,18 +112,18 @@ struct step_size_adapter {
     // So too while the kernel is in its approach form (adapt/approach.hpp): a chain far up a
     // slope rejects every move that climbs, whatever ε (half of them at U ~ 10²¹ on posteriordb's
     // arma11), and the arithmetic mean drove ε to 10⁻³⁶ there.
-    bool in_approach = false;
-    if constexpr (requires { step.kernel.approach; }) in_approach = step.kernel.approach;
-    if (s.harmonic || in_approach)
+    if (s.harmonic || detail::in_approach_form(step.kernel))
       s.da.update(a[2] > 0 ? a[2] / a[3] : 0.0);
     else
       s.da.update(a[0] > 0 ? a[1] / a[0] : 0.0);
   }
 
-  /// Stan restarts the dual averaging from its current ε at the end of each metric window.
+  /// Stan restarts the dual averaging from its current ε at the end of each metric window; so
+  /// does a kernel leaving its approach form (other dynamics want another ε).
   template <class K, class R>
   void settle(state& s, warmup_step<K, R> const& step) const {
-    if (step.metric_changed) s.da.restart(s.da.current());
+    if (step.metric_changed || detail::in_approach_form(step.kernel) != detail::in_approach_form(*step.next))
+      s.da.restart(s.da.current());
   }
 
   template <class K>

@@ -41,9 +41,6 @@ double gradients_of_transition(K const& k, std::int64_t t) {
   } else if constexpr (requires(typename K::value_type & eps) { k.integrator_steps_at(std::uint32_t(t), eps); }) {
     typename K::value_type eps = typename K::value_type(k.step_size);
     return double(K::integrator_type::gradients_per_step) * k.integrator_steps_at(std::uint32_t(t), eps);
-  } else if constexpr (requires(bool& capped) { k.integrator_steps_at(std::uint32_t(t), capped); }) {
-    bool capped;
-    return double(K::integrator_type::gradients_per_step) * k.integrator_steps_at(std::uint32_t(t), capped);
   } else {
     // Only one-gradient-per-transition kernels may get here: a kernel with an integrator of its
     // own must say how many steps transition t takes, or the counts would be silently wrong.

@@ -20,7 +20,8 @@
 /// the typical set gain speed as their energy falls.
 ///
 /// The stationary law is exp(−U) for every ε and L, in either form (tests/kernel/adjusted_mclmc_test.cpp
-/// checks it from exact draws of a correlated Gaussian). Needs at least 2 dimensions.
+/// and tests/adapt/approach_test.cpp check it from exact draws of a correlated Gaussian). Needs at
+/// least 2 dimensions.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/concepts.hpp>
@@ -109,11 +110,7 @@ struct adjusted_mclmc_kernel {
     return gradients_per_step() * steps_taken_at(t, capped);
   }
   /// The most gradients one transition evaluates.
-  int max_gradients() const {
-    return (Integrator::gradients_per_step > velocity_verlet::gradients_per_step ? Integrator::gradients_per_step
-                                                                                 : velocity_verlet::gradients_per_step) *
-           max_integrator_steps;
-  }
+  int max_gradients() const { return Integrator::gradients_per_step * max_integrator_steps; }
 
   template <class S>
   EMBER_HD chain_state<S, dim> init(vec<S, dim> const& x) const {
