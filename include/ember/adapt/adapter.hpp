@@ -3,9 +3,9 @@
 /// The warm-up adapter protocol. `warmup(n, a, b, ...)` takes adapter values; a run folds them
 /// over the kernel's parameters, as BlackJAX's init / update / final: each adapter keeps a state
 /// of its own, reads what a warm-up transition did, and says which parameters (step size, metric,
-/// trajectory length, approach) the next transition uses. adapt/warmup.hpp is the fold; the built-in
-/// adapters are one header each (step_size.hpp, per_chain_step_size.hpp, mass.hpp, chees.hpp,
-/// mams_length.hpp, approach.hpp), written on this protocol alone, as a user's own is
+/// trajectory length, approach) the next transition uses. adapt/warmup.hpp is the fold; the
+/// built-in adapters are one header each (step_size.hpp, per_chain_step_size.hpp, mass.hpp,
+/// chees.hpp, mams_length.hpp, approach.hpp), written on this protocol alone, as a user's own is
 /// (examples/11_custom_adapter.hpp).
 ///
 /// An adapter `A` has

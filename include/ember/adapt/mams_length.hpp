@@ -16,8 +16,9 @@
 /// hide two slow ones: 10× too short on earnings-earn_height, R̂ 1.03). At the close of every
 /// window but the first (whose draws may still be arriving) and at warm-up's end, c ← c · 0.4 /
 /// ESS (clipped to [¼, 4] a time): the fixed point of MAMS's L ← 0.4 L / ESS is the length at
-/// which a transition gives 0.4 effective samples. L stays within [ε, max_integrator_steps · ε]. Needs at least 2 chains; the step size
-/// (`step_size()`) aims at the kernel's 0.9 meanwhile. An adapter (adapt/adapter.hpp).
+/// which a transition gives 0.4 effective samples. L stays within [ε, max_integrator_steps · ε].
+/// Needs at least 2 chains; the step size (`step_size()`) aims at the kernel's 0.9 meanwhile. An
+/// adapter (adapt/adapter.hpp).
 
 #include <ember/adapt/adapter.hpp>
 #include <ember/adapt/chees.hpp>
