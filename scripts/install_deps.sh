@@ -23,7 +23,19 @@ fi
 # example; PyPI's wheel brings its CUDA libraries: about 5 GB and 1.5 min here).
 # `pip install ./python` installs that package elsewhere (docs/python.md).
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# No pip cache (--no-cache-dir): it would keep a second copy of the wheels, about 3 GB. The
+# venv takes about 6 GB, and its wheels are unpacked under $TMPDIR first: check the space before
+# starting, so that a full disk is one clear sentence and not a half-made venv.
 if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz, pandas, nanobind, pytest, torch" >/dev/null 2>&1; then
+  need_kb=$((9 * 1024 * 1024))
+  for d in "$root/tools" "${TMPDIR:-/tmp}"; do
+    free_kb=$(df -Pk "$d" | awk 'NR == 2 { print $4 }')
+    if [ "$free_kb" -lt "$need_kb" ]; then
+      echo "scripts/install_deps.sh: $d has $((free_kb / 1024)) MiB free; tools/.venv (NumPy, SciPy, ArviZ, torch) needs about 9 GiB while it installs" >&2
+      exit 1
+    fi
+  done
+  rm -rf "$root/tools/.venv"
   python3 -m venv "$root/tools/.venv"
-  "$root/tools/.venv/bin/pip" install -q --disable-pip-version-check numpy scipy arviz pandas nanobind pytest torch
+  "$root/tools/.venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check numpy scipy arviz pandas nanobind pytest torch
 fi
