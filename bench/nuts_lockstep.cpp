@@ -4,10 +4,11 @@
 // run. Per matrix target, after the warm-up every run makes (nuts(U) | warmup(1000), 128 chains):
 // the lanes' useful fraction of both (Σ leaves over a batch's chains / (lanes × the leaf-steps
 // the batch took), from the trees of every chain, for batches of 16 lanes (float AVX-512) and of
-// this machine's width), the bound of any schedule that let a lane take up another chain once its
-// own had made all its transitions (16 lanes), the mean leaves per transition, the share of each
+// this machine's width), with each lane its own chain and with backend::cpu's pool of chains
+// (a lane takes up the next chain once its own has made all its transitions), the bound of any
+// such schedule (16 lanes), the mean leaves per transition, the share of each
 // tree depth, and the sampling time of the same run in both loops (the same draws, bit for bit),
-// measured in turn.
+// measured in turn (own pace: backend::cpu's pool of chains).
 //
 //   ember_nuts_lockstep [transitions]     (default 500 after warm-up)
 //
@@ -114,6 +115,26 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
     }
     return useful / total;
   };
+  // The pool as backend::cpu runs it (pipeline/fused_lanes.hpp): 2 threads of w lanes share one
+  // queue of chains in index order; a lane whose chain has made all its transitions takes up the
+  // next (the earliest free lane first, ties to the lower thread and lane, threads at equal speed),
+  // and a thread takes as many leaf-steps as its last lane to finish.
+  auto pool = [&](int w) {
+    constexpr int threads = 2;
+    std::vector<std::int64_t> free_at(std::size_t(threads * w), 0);
+    double useful = 0;
+    for (std::int64_t c = 0; c < chains; ++c) {
+      auto const lane = std::min_element(free_at.begin(), free_at.end());
+      std::int64_t own = 0;
+      for (auto n : history[std::size_t(c)]) own += n;
+      useful += double(own);
+      *lane += own;
+    }
+    double total = 0;
+    for (int t = 0; t < threads; ++t)
+      total += double(w) * double(*std::max_element(free_at.begin() + t * w, free_at.begin() + (t + 1) * w));
+    return useful / total;
+  };
   // The sampling run itself, both loops from the warmed-up states, alternated, best of three.
   std::vector<vec<float, D>> starts;
   for (std::int64_t c = 0; c < chains; ++c) starts.push_back(res.final_state(c));
@@ -135,9 +156,10 @@ void measure(char const* name, Target const& target, std::int64_t transitions) {
   double const n = double(chains * transitions);
   for (int d = 0; d < 16; ++d)
     if (depth[d] > 0) hist += " " + std::to_string(d) + ":" + std::to_string(int(100.0 * double(depth[d]) / n + 0.5)) + "%";
-  std::printf("%-24s %4d %8.4f %8.1f   %5.1f%% %5.1f%% %5.1f%%   %5.1f%% %5.1f%%   %8.3f %8.3f %6.2fx  %s\n", name, D,
-              double(k.step_size), all / n, 100 * useful16 / total16, 100 * own_pace(16), 100 * any_lane(16),
-              100 * useful8 / total8, 100 * own_pace(W), seconds[1], seconds[0], seconds[1] / seconds[0], hist.c_str());
+  std::printf("%-24s %4d %8.4f %8.1f   %5.1f%% %5.1f%% %5.1f%% %5.1f%%   %5.1f%% %5.1f%% %5.1f%%   %8.3f %8.3f %6.2fx  %s\n", name,
+              D, double(k.step_size), all / n, 100 * useful16 / total16, 100 * own_pace(16), 100 * pool(16),
+              100 * any_lane(16), 100 * useful8 / total8, 100 * own_pace(W), 100 * pool(W), seconds[1], seconds[0],
+              seconds[1] / seconds[0], hist.c_str());
   std::fflush(stdout);
 }
 
@@ -149,9 +171,10 @@ int main(int argc, char** argv) {
   constexpr int W = int(ember::simd_batch<float>::size);
   std::printf("# NUTS's lanes: 128 chains after nuts(U) | warmup(1000), %lld transitions, float, %d-lane batches here\n",
               (long long)n, W);
-  std::printf("# useful lane-steps: lock-step and own pace, for 16 lanes and for %d; for 16 lanes also the bound of any schedule\n"
-              "# that lets a lane take up another chain of its thread (any); sampling seconds (2 threads)\n", W);
-  std::printf("# target                   D   step  leaves   16: lock  own   any    %2d: lock  own   lock-step  own pace  speed-up  depths\n", W);
+  std::printf("# useful lane-steps: lock-step, each lane its own chain at its own pace (own), and lanes that take up the next\n"
+              "# chain of one pool for 2 threads (pool, backend::cpu's own pace), for 16 lanes and for %d; for 16 lanes also the\n"
+              "# bound of any schedule that lets a lane take up another chain of its thread (any); sampling seconds (2 threads)\n", W);
+  std::printf("# target                   D   step  leaves   16: lock  own  pool   any    %2d: lock  own  pool   lock-step  own pace  speed-up  depths\n", W);
   measure("standard_normal", tg::standard_normal<float>{}, n);
   measure("ill_conditioned_gaussian", tg::ill_conditioned_gaussian<float>{}, n);
   measure("rotated_gaussian", tg::rotated_gaussian<float>{}, n);

@@ -113,17 +113,22 @@ TEST_CASE("nuts's lanes at their own pace (asked, or chosen by timing) give the 
   std::vector<vec<float, 3>> starts(48, vec<float, 3>{{0.f, 0.f, 0.f}});
   for (std::size_t c = 0; c < starts.size(); ++c) starts[c][0] = 0.01f * float(c);
   starts[5][2] = -20.f;
-  auto run = [&](std::optional<bool> own_pace, std::int64_t n, std::vector<std::int64_t> const& pieces) {
+  auto run = [&](std::optional<bool> own_pace, std::int64_t n, std::vector<std::int64_t> const& pieces,
+                 backend::cpu be = {}) {
     auto pipe = nuts(U, {.step_size = 0.04, .own_pace = own_pace}) | burn_in(7) | thin(3) | record() | track(moments);
-    auto r = start(pipe, {.chains = n, .seed = 41, .init = std::span(starts.data(), std::size_t(n))});
+    auto r = start(pipe, {.chains = n, .seed = 41, .init = std::span(starts.data(), std::size_t(n))}, be);
     for (auto p : pieces) r.advance(p);
     return r.result();
   };
   auto const lock = run(false, chains, {157});
   REQUIRE(lock.divergent(5));
-  std::vector<std::vector<std::int64_t>> const piecings = {{157}, {1, 40, 116}, {7, 150}};
+  // In pieces, on 1 to 3 threads, and with blocks of two batches: a run that tracks sums shares
+  // each block's chains out over its lanes (blocks of one batch by default here, of two below).
+  std::vector<std::vector<std::int64_t>> const piecings = {{157}, {1, 40, 116}, {7, 150}, {157}, {60, 97}};
+  std::vector<backend::cpu> const backends = {{}, {}, {}, {.threads = 3, .block = 2 * std::int64_t(simd_batch<float>::size)},
+                                              {.threads = 1, .block = 2 * std::int64_t(simd_batch<float>::size)}};
   for (std::size_t p = 0; p < piecings.size(); ++p) {
-    auto const lanes = run(true, chains, piecings[p]);
+    auto const lanes = run(true, chains, piecings[p], backends[p]);
     INFO("pieces " << p);
     REQUIRE(lanes.kept() == lock.kept());
     CHECK(lanes.gradients() == lock.gradients());
@@ -168,13 +173,26 @@ TEST_CASE("nuts's lanes at their own pace (asked, or chosen by timing) give the 
                                             std::bit_cast<std::uint32_t>(lock.samples()(k, c, d)));
   }
   // A chain's draws do not depend on the chains beside it (48: whole batches; from the default
-  // start, as a run from `.init` mixes the starts into its stream key).
+  // start, as a run from `.init` mixes the starts into its stream key), nor on the lane or thread
+  // that ran it: without tracked sums every thread's lanes take up chains from one pool, in an
+  // order that depends on timing.
   auto pipe = nuts(U, {.step_size = 0.04, .own_pace = true}) | burn_in(7) | thin(3) | record();
   auto const few = sample(pipe, {.chains = chains, .steps = 150, .seed = 42});
   auto const more = sample(pipe, {.chains = 48, .steps = 150, .seed = 42});
-  for (std::int64_t c = 0; c < chains; ++c)
+  auto const pooled = sample(pipe, {.chains = chains, .steps = 150, .seed = 42}, backend::cpu{.threads = 3});
+  auto const locked = sample(nuts(U, {.step_size = 0.04, .own_pace = false}) | burn_in(7) | thin(3) | record(),
+                             {.chains = chains, .steps = 150, .seed = 42});
+  CHECK(pooled.gradients() == locked.gradients());
+  CHECK(few.gradients() == locked.gradients());
+  for (std::int64_t c = 0; c < chains; ++c) {
+    CHECK(pooled.accepted(c) == locked.accepted(c));
     for (std::int64_t k = 0; k < few.kept(); ++k)
-      for (int d = 0; d < 3; ++d) REQUIRE(more.samples()(k, c, d) == few.samples()(k, c, d));
+      for (int d = 0; d < 3; ++d) {
+        REQUIRE(more.samples()(k, c, d) == few.samples()(k, c, d));
+        REQUIRE(std::bit_cast<std::uint32_t>(pooled.samples()(k, c, d)) ==
+                std::bit_cast<std::uint32_t>(locked.samples()(k, c, d)));
+      }
+  }
 }
 
 TEST_CASE("nuts with its warm-up matches the eight schools quadrature reference", "[kernel][nuts][statistics]") {

@@ -38,6 +38,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -220,23 +221,14 @@ struct cpu_sink {
   }
   template <class State, class S>
   void keep(std::int64_t k, std::uint32_t c, State const& s, step_info<S> const& info, S window, mask_t<S> live) {
-    keep(k, c, s, info, window, live, mask_t<S>(true));
-  }
-  // Kept step k of the lanes in `which` only (lanes that keep their own steps: fused_lanes.hpp).
-  template <class State, class S>
-  void keep(std::int64_t k, std::uint32_t c, State const& s, step_info<S> const& info, S window, mask_t<S> live,
-            mask_t<S> const& which) {
     c -= first;
     if constexpr (P::recording) {
       constexpr int R = P::recorded_columns;
       T lane[width<S>()];
-      bool write[width<S>()];
-      mask_lanes<S>(which, write);
       auto const put = [&](int column, S const& v) {
         lanes_of(v, lane);
         T* dst = samples + (k * R + column) * chains + c;
-        for (int i = 0; i < lanes; ++i)
-          if (write[i]) dst[i] = lane[i];
+        for (int i = 0; i < lanes; ++i) dst[i] = lane[i];
       };
       if constexpr (P::records)
         for (int d = 0; d < D; ++d) put(d, s.x[d]);
@@ -247,7 +239,7 @@ struct cpu_sink {
       }
     }
     if constexpr (P::track_stride > 0) {
-      live = live && which && real<S>();
+      live = live && real<S>();
       if (!any(live)) return;
       // Each live lane's terms in double, lanes in chain order, then added to the block's sums.
       // What the terms are is the statistics' business (pipeline/track.hpp), not the sink's.
@@ -439,12 +431,49 @@ class detail::cpu_storage {
     bool const timing = n == 1 && !(serial_transition_s_ >= 0);
     bool const alone = timing || (serial_transition_s_ >= 0 && serial_transition_s_ * double(n) < 1e-3);
     auto const t0 = std::chrono::steady_clock::now();
-    parallel(alone ? 1 : nthreads_, [&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
+    auto const chunk_sink = [&](std::int64_t b, auto& sink) {
       sink.samples = samples;
       sink.track = track.data() + std::size_t(b) * stride;
       sink.stats = &stats;
       sink.k0 = k0;
       sink.inv_thin = 1.0 / double(ch.thin);
+    };
+    if constexpr (Simd && Mode == observe::nothing && grows_lanes<Kernel, B>) {
+      if (kernel.own_pace) {
+        // Lanes at their own pace, each taking up the next chain when its chain has made the
+        // chunk's transitions (pipeline/fused_lanes.hpp). Without tracked sums, and while each
+        // block runs on its own thread, one pool of every chain for all threads (a sink writes
+        // only the arrays of the chain it is given); otherwise a pool of each block's chains.
+        draw_pending_starts();
+        std::atomic<std::int64_t> next{first_};
+        std::int64_t const last = first_ + chains_;
+        bool const one_pool = P::track_stride == 0 && !parts_parallel();
+        parallel(alone ? 1 : nthreads_, one_pool, [&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
+          chunk_sink(b, sink);
+          sink.lanes = 1;  // the sink is given one chain at a time
+          if (one_pool)
+            fused_chunk_lanes<B>(kernel, ch, [&] {
+              std::int64_t const i = next.fetch_add(1, std::memory_order_relaxed);
+              return i < last ? i : std::int64_t(-1);
+            }, sink);
+          else
+            fused_chunk_lanes<B>(kernel, ch, [&] { return c < end ? c++ : std::int64_t(-1); }, sink);
+        });
+        // The padding's ghost lanes (a last partial batch's) stay as they were.
+        for (std::int64_t g = chains_; g < a_.stride; ++g) {
+          for (int i = 0; i < slots; ++i) b_.slots[std::size_t(i * a_.stride + g)] = a_.slots[std::size_t(i * a_.stride + g)];
+          b_.window[std::size_t(g)] = a_.window[std::size_t(g)];
+          b_.frozen[std::size_t(g)] = a_.frozen[std::size_t(g)];
+          b_.diverged_at[std::size_t(g)] = a_.diverged_at[std::size_t(g)];
+          for (auto n : {&chain_arrays<T>::accepted, &chain_arrays<T>::divergent, &chain_arrays<T>::truncated,
+                         &chain_arrays<T>::gradients})
+            (b_.*n)[std::size_t(g)] = (a_.*n)[std::size_t(g)];
+        }
+        return finish_chunk(timing, t0, stride, std::move(track));
+      }
+    }
+    parallel(alone ? 1 : nthreads_, [&](std::int64_t b, std::int64_t c, std::int64_t end, auto& sink) {
+      chunk_sink(b, sink);
       if constexpr (Simd) {
         for (; c < end; c += W) {
           sink.lanes = int(std::min(W, end - c));
@@ -459,6 +488,12 @@ class detail::cpu_storage {
         }
       }
     });
+    return finish_chunk(timing, t0, stride, std::move(track));
+  }
+  // The end of a chunk that succeeded: its arrays become the committed ones, its blocks' sums
+  // the chunk's.
+  chunk_output finish_chunk(bool timing, std::chrono::steady_clock::time_point t0, std::size_t stride,
+                            std::vector<double>&& track) {
     if (timing) serial_transition_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     pending_.reset();  // only once the whole chunk succeeded: a failed one leaves it pending
     std::swap(a_, b_);
@@ -621,10 +656,18 @@ class detail::cpu_storage {
   // threads (also in a chunk that `advance` runs alone: a part's work is a data term's rows, at
   // least 512 of them); otherwise the blocks share `threads` and the parts run on their block's
   // thread. Both give the same bits.
+  bool parts_parallel() const { return parts_ > 1 && nblocks_ < std::min(parts_, nthreads_); }
   template <class F>
   void parallel(int threads, F const& body) {
-    bool const parts_parallel = parts_ > 1 && nblocks_ < std::min(parts_, nthreads_);
-    run_parallel(nblocks_, parts_parallel ? 1 : threads, [&](std::int64_t b) {
+    parallel(threads, false, body);
+  }
+  // With `per_thread`, body(0, …) … body(threads − 1, …) once each, with the whole range of
+  // chains (for a body that shares the chains out itself: fused_lanes.hpp's pool).
+  template <class F>
+  void parallel(int threads, bool per_thread, F const& body) {
+    bool const parts_parallel = this->parts_parallel();
+    std::int64_t const n = per_thread ? std::min<std::int64_t>(threads, nblocks_) : nblocks_;
+    run_parallel(n, parts_parallel ? 1 : threads, [&](std::int64_t b) {
       detail::cpu_sink<P> sink{&a_, &b_, nullptr, chains_, nullptr, 0, 1.0,
                                obs_accept_.data(), obs_start_.data(), obs_end_.data(), obs_velocity_.data()};
       sink.first = std::uint32_t(first_);
@@ -633,7 +676,10 @@ class detail::cpu_storage {
         ~request_scope() { detail::host_row_split = saved; }
       } scope;
       detail::host_row_split = {split_, parts_parallel ? nthreads_ : 1, &run_parts};
-      body(b, first_ + block_begin(b), first_ + std::min(chains_, block_begin(b + 1)), sink);
+      if (per_thread)
+        body(b, first_, first_ + chains_, sink);
+      else
+        body(b, first_ + block_begin(b), first_ + std::min(chains_, block_begin(b + 1)), sink);
     });
   }
   // First chain of block b: the first `extra_` blocks have one batch more.

@@ -26,8 +26,9 @@
 /// machine: a `tree` holds each lane's doubling, leaf, ends, half and checkpoints; `begin` starts
 /// lanes, `grow` advances every active lane by one leaf at its own indices, `info` reports. With
 /// `.own_pace` a sampling chunk runs pipeline/fused_lanes.hpp on it, where a lane whose tree
-/// ended starts its next transition at once. The two are the same arithmetic lane by lane and
-/// give the same bits (tests/kernel/nuts_test.cpp); `bench/nuts_lockstep.cpp` measures both.
+/// ended starts its next transition at once, and a lane whose chain has made the chunk's
+/// transitions takes up another chain. The two are the same arithmetic chain by chain and give
+/// the same bits (tests/kernel/nuts_test.cpp); `bench/nuts_lockstep.cpp` measures both.
 ///
 /// What a transition reports (`step_info`): `accepted` 1 where the chain moved (the drawn point
 /// is not the start), `accept_prob` the mean over the tree's new points of min(1, e^{−ΔH})
@@ -48,6 +49,7 @@
 #include <ember/integrator/palindromic.hpp>
 #include <ember/kernel/detail/validate.hpp>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -62,12 +64,13 @@ struct nuts_options {
   double mass = 1;                     ///< scalar mass m > 0 (a warm-up adapts a diagonal or dense metric)
   double divergence_threshold = 1000;  ///< an energy error above this marks a divergent transition
   /// On a SIMD batch after warm-up, `true`: each lane starts its next transition as soon as its
-  /// tree has ended instead of waiting for the batch's deepest tree (pipeline/fused_lanes.hpp);
+  /// tree has ended instead of waiting for the batch's deepest tree, and takes up the next chain
+  /// of a pool once its chain has made the chunk's transitions (pipeline/fused_lanes.hpp);
   /// `false`: lock-step. The draws are the same bits either way (tracked sums equal to rounding).
   /// It pays where a gradient costs much more than a leaf's bookkeeping (breast_cancer_logistic,
-  /// 569 rows: 1.3-1.5× faster) and loses where trees differ in depth and a gradient costs a few dozen
-  /// operations (0.4-0.9×: each lane's start draws a momentum for the whole batch, and the
-  /// sub-tree checks span every lane's checkpoints; bench/results/2026-11-28-nuts-lanes.md).
+  /// 569 rows: 1.7× faster) and loses where a gradient costs a few dozen operations (each lane's
+  /// start draws a momentum for the whole batch, and the sub-tree checks span every lane's
+  /// checkpoints; bench/results/2026-11-30-nuts-pool.md).
   /// Left out, a run that tracks no statistics measures: its first sampling chunk of at least 64
   /// transitions starts with up to 64 in each loop, timed, and the rest runs the way that made
   /// more gradients a second.
@@ -79,10 +82,12 @@ namespace detail {
 /// start at the leaves whose velocity and running Σv are stored at indices [lo, hi] (NumPyro's
 /// `_leaf_idx_to_ckpt_idxs`): hi = the set bits of n above bit 0, lo = hi − (trailing ones of n) + 1.
 EMBER_HD EMBER_INLINE void nuts_checkpoints(unsigned n, int& lo, int& hi) {
-  int bits = 0;
-  for (unsigned m = n >> 1; m != 0; m >>= 1) bits += int(m & 1u);
-  int ones = 0;
-  for (unsigned m = n; (m & 1u) != 0; m >>= 1) ++ones;
+#if defined(__CUDA_ARCH__)
+  int const bits = __popc(n >> 1), ones = __ffs(~n) - 1;
+#else
+  // (One instruction each; as bit loops they were a tenth of a lane-at-its-own-pace leaf.)
+  int const bits = std::popcount(n >> 1), ones = std::countr_one(n);
+#endif
   hi = bits;
   lo = bits - ones + 1;
 }
@@ -253,23 +258,28 @@ struct nuts_kernel {
     constexpr int W = lanes_of<S>;
     constexpr int D = dim;
     S const inf = S(std::numeric_limits<T>::infinity());
-    // The lanes' integer state: which lanes start a half, the Philox blocks of their draws, the
-    // checkpoints of their sub-trees.
-    bool act[W], starting[W], store[W], size_end[W];
-    int lo[W], hi[W];
+    // The lanes' integer state: which lanes start a half, the Philox blocks of their draws, and
+    // for each checkpoint the lanes (bit i: lane i) that store their leaf there and that check a
+    // sub-tree from it (built lane by lane here: per checkpoint, a pass over the lanes was a
+    // fifth of a leaf on the funnel).
+    bool act[W], starting[W], size_end[W];
     std::uint32_t tree_block[W], leaf_block[W];
+    std::uint64_t store_at[depth_limit - 1] = {}, check_at[depth_limit - 1] = {};
+    int last_store = -1, last_check = -1;
     mask_lanes<S>(active, act);
-    int store_lo = depth_limit, store_hi = -1, check_lo = depth_limit, check_hi = -1;
     for (int i = 0; i < W; ++i) {
       int const j = w.doubling[i], n = w.leaf[i];
       starting[i] = act[i] && n == 0;
       tree_block[i] = std::uint32_t(j);
       leaf_block[i] = std::uint32_t((1 << j) - 1 + n);
-      detail::nuts_checkpoints(unsigned(n), lo[i], hi[i]);
-      store[i] = act[i] && (n & 1) == 0;
       size_end[i] = n + 1 == (1 << j);
-      if (store[i]) store_lo = hi[i] < store_lo ? hi[i] : store_lo, store_hi = hi[i] > store_hi ? hi[i] : store_hi;
-      if (act[i]) check_lo = lo[i] < check_lo ? lo[i] : check_lo, check_hi = hi[i] > check_hi ? hi[i] : check_hi;
+      if (!act[i]) continue;
+      int lo, hi;
+      detail::nuts_checkpoints(unsigned(n), lo, hi);
+      std::uint64_t const bit = std::uint64_t(1) << i;
+      if ((n & 1) == 0) store_at[hi] |= bit, last_store = hi > last_store ? hi : last_store;
+      for (int c = lo; c <= hi; ++c) check_at[c] |= bit;
+      if (lo <= hi) last_check = hi > last_check ? hi : last_check;
     }
     // A new half grows from the end in its direction; `q` and `v` are its last leaf.
     M const start = mask_from_lanes<S>(starting);
@@ -303,22 +313,18 @@ struct nuts_kernel {
     for (int i = 0; i < D; ++i) w.half_rho[i] = select(active, w.half_rho[i] + w.v[i], w.half_rho[i]);
     // Checkpoints (at even leaves) and the U-turns of the complete sub-trees ending at this leaf,
     // each lane at its own indices.
-    for (int c = store_lo; c <= store_hi; ++c) {
-      bool in[W];
-      for (int i = 0; i < W; ++i) in[i] = store[i] && hi[i] == c;
-      M const m = mask_from_lanes<S>(in);
-      if (!any(m)) continue;
+    for (int c = 0; c <= last_store; ++c) {
+      if (store_at[c] == 0) continue;
+      M const m = mask_from_bits<S>(store_at[c]);
       for (int i = 0; i < D; ++i) {
         w.ck_v[c][i] = select(m, w.v[i], w.ck_v[c][i]);
         w.ck_rho[c][i] = select(m, w.half_rho[i], w.ck_rho[c][i]);
       }
     }
     M turned = M(false);
-    for (int c = check_hi; c >= check_lo; --c) {
-      bool in[W];
-      for (int i = 0; i < W; ++i) in[i] = act[i] && lo[i] <= c && c <= hi[i];
-      M const m = mask_from_lanes<S>(in);
-      if (!any(m)) continue;
+    for (int c = last_check; c >= 0; --c) {
+      if (check_at[c] == 0) continue;
+      M const m = mask_from_bits<S>(check_at[c]);
       S a = S(T(0)), b = S(T(0));
       for (int i = 0; i < D; ++i) {
         S const r = w.half_rho[i] - w.ck_rho[c][i] + w.ck_v[c][i];

@@ -89,7 +89,10 @@ EMBER_HD EMBER_INLINE void mask_frozen_report(step_info<S>& info, mask_t<S> cons
 template <draw_stat St, class S, class State>
 EMBER_HD EMBER_INLINE S draw_stat_value(State const& s, step_info<S> const& info) {
   using T = element_t<S>;
-  if constexpr (St == draw_stat::lp) return -s.energy;
+  // lp = 0 − U, a subtraction, not a negation: xsimd negates an AVX-512 batch as 0 − x, so a
+  // batch and one chain (a GPU thread; a lane at its own pace, pipeline/fused_lanes.hpp) give the
+  // same bits, a NaN's sign and lp = +0 at U = 0 included.
+  if constexpr (St == draw_stat::lp) return S(T(0)) - s.energy;
   else if constexpr (St == draw_stat::acceptance_rate) return info.accept_prob;
   else if constexpr (St == draw_stat::diverging) return select(info.divergent, S(T(1)), S(T(0)));
   else if constexpr (St == draw_stat::n_steps) return info.gradients;

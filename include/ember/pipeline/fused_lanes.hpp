@@ -1,24 +1,30 @@
 #pragma once
 /// \file
 /// The fused loop of a SIMD batch whose chains' transitions take different numbers of gradient
-/// evaluations (NUTS): every lane runs its own transitions. `fused_chunk` (fused_loop.hpp) runs a
-/// batch's transition t for every lane at once, so with trees of different depths the batch takes
-/// as many leapfrog steps as its deepest tree while the other lanes idle (*lock-step*; 16-100 %
-/// of the lanes' steps useful on the benchmark matrix, bench/results/2026-11-28-nuts-lanes.md).
-/// Here a kernel that grows its transition a leaf at a time (`begin`, `grow`, `info`;
-/// kernel/nuts.hpp) advances every lane by one leaf per step of the batch, and a lane whose
-/// transition ended starts its next one at once; the batch waits only at the end of the chunk,
-/// for its last tree.
+/// evaluations (NUTS): every lane runs its own transitions, and its own chains. `fused_chunk`
+/// (fused_loop.hpp) runs a batch's transition t for every lane at once, so with trees of
+/// different depths the batch takes as many leapfrog steps as its deepest tree while the other
+/// lanes idle (*lock-step*; 16-100 % of the lanes' steps useful on the benchmark matrix,
+/// bench/results/2026-11-28-nuts-lanes.md). Here a kernel that grows its transition a leaf at a
+/// time (`begin`, `grow`, `info`; kernel/nuts.hpp) advances every lane by one leaf per step of the
+/// batch, and a lane whose transition ended starts its next one at once. A lane whose chain has
+/// made the chunk's transitions hands it back and takes up the next chain from `next_chain()`
+/// (a chain's index, or −1 when none is left), so the batch waits only for the last chain of the
+/// pool, not for the slowest of its first W (a few chains of the centred funnel spend the run in
+/// its neck at depth 8-10: 37 % of the lane-steps useful on 16 lanes with a chain per lane, 69 %
+/// with one pool of 128 chains for 2 threads; bench/results/2026-11-30-nuts-pool.md).
 ///
-/// Each lane's transition t is computed exactly as `fused_chunk` computes it (the same leaves
-/// from the same state and the lane's own random numbers at step t), and what follows a
-/// transition (a state that is not finite frozen, counts, kept draws, tracked sums) is done
-/// lane by lane, as the batch loop does it for all lanes: the draws and counts are the
-/// lock-step loop's bits, in any chunking and whatever chains share the batch
-/// (tests/kernel/nuts_test.cpp). Tracked sums are the same terms added in other groups of lanes
-/// (lanes reach a kept step at different times), so they equal the lock-step ones to rounding.
-/// A backend calls it for chunks that observe nothing (sampling, and warm-ups whose adapters
-/// observe nothing), through `fused_chunk`, when the kernel says `own_pace`.
+/// Each chain's transition t is computed exactly as `fused_chunk` computes it (the same leaves
+/// from the same state and the chain's own random numbers at step t: `lane_rng` carries each
+/// lane's chain and step), and what follows a transition (a state that is not finite frozen,
+/// counts, kept draws, tracked sums) is done chain by chain: the sink is called with one chain at
+/// a time (`S`'s element type, as for a GPU thread's chain), so the draws and counts are the
+/// lock-step loop's bits, in any chunking, on any number of threads, whichever lane and thread
+/// ran the chain (tests/kernel/nuts_test.cpp). Tracked sums are the same terms added in other
+/// groups (chains reach a kept step at different times), so they equal the lock-step ones to
+/// rounding. A backend calls it for chunks that observe nothing (sampling, and warm-ups whose
+/// adapters observe nothing) when the kernel says `own_pace` (backend/cpu.hpp); the padding of
+/// the chain arrays (a last partial batch's ghost lanes) is not advanced.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
@@ -44,34 +50,84 @@ concept grows_lanes = requires(Kernel const& k, typename Kernel::template tree<S
   requires std::is_same_v<decltype(k.init(vec<S, Kernel::dim>{})), chain_state<S, Kernel::dim>>;
 };
 
-template <class S, class Kernel, class Sink>
-EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, std::uint32_t chain, Sink& sink) {
+template <class S, class Kernel, class Next, class Sink>
+EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, Next&& next_chain, Sink& sink) {
   chunk const ch = chunk_ref;
   constexpr int W = lanes_of<S>;
+  constexpr int D = Kernel::dim;
   using M = mask_t<S>;
   using T = element_t<S>;
-  chain_state<S, Kernel::dim> s;
-  M frozen;
-  S window;
-  sink.load(chain, s, frozen, window);
-  chunk_counts<S> counts;
-  if (ch.begin >= ch.end) {
-    sink.store(chain, s, frozen, window, counts);
+  // One chain, as the sink loads, keeps and stores it.
+  chain_state<T, D> one;
+  bool one_frozen = false;
+  T one_window = T(0);
+  if (ch.begin >= ch.end) {  // no transition: each chain's state as it was
+    for (std::int64_t c = next_chain(); c >= 0; c = next_chain()) {
+      sink.load(std::uint32_t(c), one, one_frozen, one_window);
+      sink.store(std::uint32_t(c), one, one_frozen, one_window, chunk_counts<T>{});
+    }
     return;
   }
-  // Each lane's transition (below 2³², run/run.hpp), kept-step index and countdown to its next
-  // kept step (fused_chunk's, per lane).
+  chain_state<S, D> s;
+  M frozen(false);
+  S window(T(0));
+  chunk_counts<S> counts;
+  // Each lane's chain (−1: none left), transition (below 2³², run/run.hpp), kept-step index and
+  // countdown to its next kept step (fused_chunk's, per lane).
+  std::int64_t chain[W];
   std::uint32_t step[W];
   std::int64_t k[W], until_keep[W];
-  for (int i = 0; i < W; ++i) {
+  // Lane i takes up the next chain at the chunk's first transition: its stored state, counts
+  // from zero. False when no chain is left.
+  auto const take = [&](int i) {
+    std::int64_t const c = next_chain();
+    chain[i] = c;
+    if (c < 0) return false;
+    sink.load(std::uint32_t(c), one, one_frozen, one_window);
+    for (int j = 0; j < chain_state<T, D>::slots; ++j) set_lane(s.slot(j), i, one.slot(j));
+    set_lane_mask<S>(frozen, i, one_frozen);
+    set_lane(window, i, one_window);
+    for (S* n : {&counts.divergent, &counts.accepted, &counts.truncated, &counts.gradients}) set_lane(*n, i, T(0));
     step[i] = std::uint32_t(ch.begin);
     k[i] = ch.begin > ch.keep_from ? (ch.begin - ch.keep_from) / ch.thin : 0;
     until_keep[i] = ch.begin > ch.keep_from ? ch.thin - (ch.begin - ch.keep_from) % ch.thin : ch.thin;
+    return true;
+  };
+  auto const lane_state = [&](int i) {
+    for (int j = 0; j < chain_state<T, D>::slots; ++j) one.slot(j) = get_lane(s.slot(j), i);
+  };
+  // Lane i's chain has made the chunk's transitions: its state and counts back to the sink.
+  auto const give = [&](int i) {
+    lane_state(i);
+    chunk_counts<T> n;
+    n.divergent = get_lane(counts.divergent, i);
+    n.accepted = get_lane(counts.accepted, i);
+    n.truncated = get_lane(counts.truncated, i);
+    n.gradients = get_lane(counts.gradients, i);
+    sink.store(std::uint32_t(chain[i]), one, bool(get_lane(frozen, i)), T(get_lane(window, i)), n);
+  };
+  // Each lane's streams: its chain's at its step.
+  lane_rng<S> rng = make_lane_rng(make_chain_rng<S>(ch.key, 0, 0));
+  auto const streams = [&] {
+    std::uint32_t c[W];
+    for (int i = 0; i < W; ++i) c[i] = chain[i] >= 0 ? std::uint32_t(chain[i]) : 0u;
+    rng.chain = words_from_lanes<S>(c);
+    rng.step = words_from_lanes<S>(step);
+  };
+
+  bool started[W];
+  int live = 0;
+  for (int i = 0; i < W; ++i) live += (started[i] = take(i));
+  if (live == 0) return;
+  // Lanes without a chain compute on a copy of lane 0's, masked; nothing of theirs is kept.
+  for (int i = live; i < W; ++i) {
+    step[i] = step[0];
+    for (int j = 0; j < chain_state<T, D>::slots; ++j) set_lane(s.slot(j), i, get_lane(s.slot(j), 0));
   }
-  lane_rng<S> rng = make_lane_rng(make_chain_rng<S>(ch.key, chain, step[0]));
+  streams();
   typename Kernel::template tree<S> w;
   kernel.begin(w, s, kernel.momentum(rng), S(T(kernel.step_size)), M(true));
-  M active(true);
+  M active = mask_from_lanes<S>(started);
   while (any(active)) {
     Kernel const& kern = detail::opaque(kernel);
     M const done = kern.grow(w, rng, active);
@@ -87,15 +143,14 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
     info.accepted = accepted;
     mask_frozen_report(info, frozen);
     counts.gradients = counts.gradients + select(done && !frozen, info.gradients, S(T(0)));
-    bool ended[W], newly_bad[W], counted[W], kept[W], keep_now[W];
+    bool ended[W], newly_bad[W], counted[W], kept[W];
     mask_lanes<S>(done, ended);
     mask_lanes<S>(newly, newly_bad);
     for (int i = 0; i < W; ++i) {
       std::int64_t const t = step[i];
-      if (newly_bad[i]) sink.diverged(chain, one_lane<S>(i), t);
+      if (newly_bad[i]) sink.diverged(std::uint32_t(chain[i]), true, t);
       counted[i] = ended[i] && t >= ch.count_from;
       kept[i] = ended[i] && t >= ch.keep_from;
-      keep_now[i] = kept[i] && --until_keep[i] == 0;
     }
     M const count = mask_from_lanes<S>(counted) && !frozen;
     counts.divergent = counts.divergent + select(count && info.divergent, S(T(1)), S(T(0)));
@@ -104,31 +159,39 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, s
     M const keep_phase = mask_from_lanes<S>(kept);
     counts.accepted = counts.accepted + select(keep_phase, accepted, S(T(0)));
     window = window + select(keep_phase, accepted, S(T(0)));
-    // Kept draws, the lanes at one kept index at a time (all of them, while they are in step).
+    // Kept draws, each to its lane's chain.
+    bool keep_now[W];
     for (int i = 0; i < W; ++i) {
+      keep_now[i] = kept[i] && --until_keep[i] == 0;
       if (!keep_now[i]) continue;
-      bool same[W] = {};
-      for (int l = i; l < W; ++l)
-        if (keep_now[l] && k[l] == k[i]) same[l] = true, keep_now[l] = false;
-      sink.keep(k[i], chain, s, info, window, !frozen, mask_from_lanes<S>(same));
-      for (int l = i; l < W; ++l)
-        if (same[l]) ++k[l], until_keep[l] = ch.thin;
-      window = select(mask_from_lanes<S>(same), S(T(0)), window);
+      lane_state(i);
+      step_info<T> lane_info{get_lane(info.accepted, i),  get_lane(info.divergent, i), get_lane(info.accept_prob, i),
+                             get_lane(info.gradients, i), get_lane(info.truncated, i), get_lane(info.hamiltonian, i),
+                             get_lane(info.tree_depth, i)};
+      sink.keep(k[i], std::uint32_t(chain[i]), one, lane_info, T(get_lane(window, i)), !bool(get_lane(frozen, i)));
+      ++k[i];
+      until_keep[i] = ch.thin;
     }
-    // Their next transitions.
+    window = select(mask_from_lanes<S>(keep_now), S(T(0)), window);
+    // Their next transitions; a lane whose chain made the chunk's last takes up the next chain.
     bool again[W];
     for (int i = 0; i < W; ++i) {
-      if (ended[i]) ++step[i];
-      again[i] = ended[i] && std::int64_t(step[i]) < ch.end;
+      again[i] = false;
+      if (!ended[i]) continue;
+      if (std::int64_t(++step[i]) < ch.end) {
+        again[i] = true;
+      } else {
+        give(i);
+        again[i] = take(i);
+      }
     }
     M const next = mask_from_lanes<S>(again);
     active = (active && !done) || next;
     if (any(next)) {
-      rng.step = words_from_lanes<S>(step);
+      streams();
       kern.begin(w, s, kern.momentum(rng), S(T(kern.step_size)), next);
     }
   }
-  sink.store(chain, s, frozen, window, counts);
 }
 
 }  // namespace ember

@@ -12,15 +12,15 @@
 ///   load(chain, state, frozen, window)        the chain's stored state, frozen mask, window count;
 ///   store(chain, state, frozen, window, counts)   at the end of the chunk, with what the chunk
 ///                                             counted (`chunk_counts`);
-///   keep(k, chain, state, info, window, live[, lanes])  at kept step k (global index) with what
-///                                             the kept transition reported (`step_info`) and the
-///                                             accepted count since the previous kept step (only
-///                                             the `lanes` given, where lanes keep their own
-///                                             steps: fused_lanes.hpp);
+///   keep(k, chain, state, info, window, live)  at kept step k (global index) with what the kept
+///                                             transition reported (`step_info`) and the accepted
+///                                             count since the previous kept step;
 ///   diverged(chain, newly, t)                 when lanes go non-finite at transition t;
 ///   observe(chain, accept_prob, frozen)       after each transition, in warm-up chunks only;
 ///   observe_trajectory(chain, start, end)     likewise, where the trajectory ended (ChEES).
-/// `chain` is the index of the first lane; lanes are consecutive chains.
+/// `chain` is the index of the first lane; lanes are consecutive chains. A batch whose lanes run
+/// chains of their own (fused_lanes.hpp) calls load, store, keep and diverged with one chain
+/// (`S`'s element type), as a GPU thread does.
 
 #include <ember/core/chain_state.hpp>
 #include <ember/core/config.hpp>
@@ -51,12 +51,6 @@ EMBER_HD EMBER_INLINE vec<S, D> default_start(std::uint64_t key, std::uint32_t c
 
 template <class S, observe Observe = observe::nothing, class Kernel, class Sink>
 EMBER_HD EMBER_HOT void fused_chunk(Kernel const& kernel, chunk const& chunk_ref, std::uint32_t chain, Sink& sink) {
-  if constexpr (Observe == observe::nothing && lanes_of<S> > 1 && grows_lanes<Kernel, S>) {
-    if (kernel.own_pace) {
-      fused_chunk_lanes<S>(kernel, chunk_ref, chain, sink);  // every lane at its own pace (NUTS)
-      return;
-    }
-  }
   // A copy: through the reference, every step would reload the key and the bounds (the sink's
   // calls might change them), and Philox's first two rounds, loop-invariant for a known key, would
   // stay in the loop.
