@@ -4,7 +4,8 @@
 /// for`, static schedule; docs/design.md, "Things judged differently", says why not Thrust's OMP
 /// system); inside a block a SIMD batch of chains (16 floats with AVX-512) runs a whole chunk of
 /// the fused loop (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs
-/// with its extra lanes masked off. `backend::scalar`: the same blocks and threads, every chain one
+/// with its extra lanes masked off. NUTS at its own pace instead runs one batch of lanes a thread
+/// that take up the run's chains one at a time from a pool (pipeline/fused_lanes.hpp). `backend::scalar`: the same blocks and threads, every chain one
 /// at a time (the reference the batches are compared with: the same random numbers, draws equal to
 /// rounding, since xsimd's and libm's transcendental functions differ). Each compiles only its own
 /// loop. Host code only: a .cu unit includes ember/cuda.cuh, which brings no CPU backend.
@@ -116,9 +117,9 @@ struct scalar {
 namespace detail {
 
 
-// The sink of one block of chains for one chunk: loads each batch's state from `in`, stores it
-// to `out` (a run swaps the two only when the whole chunk succeeded), writes kept draws and sums
-// tracked diagnostics of the block.
+// The sink of one block of chains for one chunk (or of one thread's lanes, at NUTS's own pace):
+// loads each batch's (or chain's) state from `in`, stores it to `out` (a run swaps the two only
+// when the whole chunk succeeded), writes kept draws and sums tracked diagnostics of the block.
 template <class P>
 struct cpu_sink {
   using T = typename P::value_type;
@@ -661,8 +662,8 @@ class detail::cpu_storage {
   void parallel(int threads, F const& body) {
     parallel(threads, false, body);
   }
-  // With `per_thread`, body(0, …) … body(threads − 1, …) once each, with the whole range of
-  // chains (for a body that shares the chains out itself: fused_lanes.hpp's pool).
+  // With `per_thread`, body(0, …) … body(n − 1, …), n = min(threads, blocks), once each, with the
+  // whole range of chains (for a body that shares the chains out itself: fused_lanes.hpp's pool).
   template <class F>
   void parallel(int threads, bool per_thread, F const& body) {
     bool const parts_parallel = this->parts_parallel();

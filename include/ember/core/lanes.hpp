@@ -76,14 +76,6 @@ EMBER_HD EMBER_INLINE mask_t<S> mask_from_lanes(bool const* in) {
   }
 }
 
-/// The mask of lane `lane` alone.
-template <class S>
-EMBER_HD EMBER_INLINE mask_t<S> one_lane(int lane) {
-  bool in[lanes_of<S>] = {};
-  in[lane] = true;
-  return mask_from_lanes<S>(in);
-}
-
 /// Lane `i` of `v` (a value or a mask).
 template <class V>
 EMBER_HD EMBER_INLINE auto get_lane(V const& v, int i) {

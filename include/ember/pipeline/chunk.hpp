@@ -90,7 +90,7 @@ template <draw_stat St, class S, class State>
 EMBER_HD EMBER_INLINE S draw_stat_value(State const& s, step_info<S> const& info) {
   using T = element_t<S>;
   // lp = 0 − U, a subtraction, not a negation: xsimd negates an AVX-512 batch as 0 − x, so a
-  // batch and one chain (a GPU thread; a lane at its own pace, pipeline/fused_lanes.hpp) give the
+  // batch and one chain on the host (a lane at its own pace, pipeline/fused_lanes.hpp) give the
   // same bits, a NaN's sign and lp = +0 at U = 0 included.
   if constexpr (St == draw_stat::lp) return S(T(0)) - s.energy;
   else if constexpr (St == draw_stat::acceptance_rate) return info.accept_prob;

@@ -33,6 +33,7 @@
 #include <ember/core/rng.hpp>
 #include <ember/pipeline/chunk.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -68,7 +69,7 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, N
     }
     return;
   }
-  chain_state<S, D> s;
+  chain_state<S, D> s{};
   M frozen(false);
   S window(T(0));
   chunk_counts<S> counts;
@@ -119,10 +120,12 @@ EMBER_HOT void fused_chunk_lanes(Kernel const& kernel, chunk const& chunk_ref, N
   int live = 0;
   for (int i = 0; i < W; ++i) live += (started[i] = take(i));
   if (live == 0) return;
-  // Lanes without a chain compute on a copy of lane 0's, masked; nothing of theirs is kept.
-  for (int i = live; i < W; ++i) {
-    step[i] = step[0];
-    for (int j = 0; j < chain_state<T, D>::slots; ++j) set_lane(s.slot(j), i, get_lane(s.slot(j), 0));
+  // Lanes without a chain compute on a copy of the first lane's, masked; nothing of theirs is kept.
+  int const first = int(std::find(started, started + W, true) - started);
+  for (int i = 0; i < W; ++i) {
+    if (started[i]) continue;
+    step[i] = step[first];
+    for (int j = 0; j < chain_state<T, D>::slots; ++j) set_lane(s.slot(j), i, get_lane(s.slot(j), first));
   }
   streams();
   typename Kernel::template tree<S> w;

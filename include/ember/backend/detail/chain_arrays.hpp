@@ -11,7 +11,8 @@ namespace ember {
 
 /// The per-chain arrays of a run, in the layout every backend uses: chain c's value i at
 /// `[i·stride + c]`, `stride` the chain count padded to whole SIMD batches (the padding holds the
-/// ghost lanes of a last partial batch, which then persist between chunks like real chains).
+/// ghost lanes of a last partial batch, which then persist between chunks like real chains;
+/// NUTS's lanes at their own pace run real chains only and leave the padding as it was).
 template <class T>
 struct chain_arrays {
   std::int64_t stride = 0;
