@@ -5,9 +5,10 @@
 /// system); inside a block a SIMD batch of chains (16 floats with AVX-512) runs a whole chunk of
 /// the fused loop (pipeline/fused_loop.hpp) before the next batch starts; a last partial batch runs
 /// with its extra lanes masked off. NUTS at its own pace instead runs one batch of lanes a thread
-/// that take up the run's chains one at a time from a pool (pipeline/fused_lanes.hpp). `backend::scalar`: the same blocks and threads, every chain one
-/// at a time (the reference the batches are compared with: the same random numbers, draws equal to
-/// rounding, since xsimd's and libm's transcendental functions differ). Each compiles only its own
+/// that take up the run's chains one at a time from a pool (pipeline/fused_lanes.hpp).
+/// `backend::scalar`: the same blocks and threads, every chain one at a time (the reference the
+/// batches are compared with: the same random numbers, draws equal to rounding, since xsimd's and
+/// libm's transcendental functions differ). Each compiles only its own
 /// loop. Host code only: a .cu unit includes ember/cuda.cuh, which brings no CPU backend.
 /// Per-kept-step diagnostics are summed per block in double and combined in block order, so
 /// blocks never share a cache line on the hot path. The sums' last bits depend on the block
@@ -462,7 +463,10 @@ class detail::cpu_storage {
         });
         // The padding's ghost lanes (a last partial batch's) stay as they were.
         for (std::int64_t g = chains_; g < a_.stride; ++g) {
-          for (int i = 0; i < slots; ++i) b_.slots[std::size_t(i * a_.stride + g)] = a_.slots[std::size_t(i * a_.stride + g)];
+          for (int i = 0; i < slots; ++i) {
+            auto const at = std::size_t(i * a_.stride + g);
+            b_.slots[at] = a_.slots[at];
+          }
           b_.window[std::size_t(g)] = a_.window[std::size_t(g)];
           b_.frozen[std::size_t(g)] = a_.frozen[std::size_t(g)];
           b_.diverged_at[std::size_t(g)] = a_.diverged_at[std::size_t(g)];
