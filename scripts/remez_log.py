@@ -3,6 +3,9 @@
 
 float:  ln(1 + f) = f + f^2 P(f) on f in [sqrt(1/2) - 1, sqrt(2) - 1], P of degree 8, minimising the
         largest relative error of the whole ln(1 + f).
+float log1p on [0, 1] (log1p_unit, softplus's tail): ln(1 + e) = e + e^2 R(e), R of
+        degree 8, minimising the largest relative error of the whole ln(1 + e) on [0.001, 1] (below
+        0.001 the weight of R in the result is under 0.001).
 double: 2 atanh(s) = 2s + s z Q(z), z = s^2 on [0, (3 - 2 sqrt 2)^2], Q of degree 6, minimising the
         largest absolute error of Q (its weight in the result is at most z/2 <= 0.0147).
 Needs mpmath (a dependency of sympy). Prints each fit's levelled error and the coefficients,
@@ -71,6 +74,11 @@ if __name__ == "__main__":
     c, E = remez(lambda x: (mp.log1p(x) - x) / x**2 if abs(x) > tiny else mp.mpf(-0.5),
                  lambda x: x**2 / abs(mp.log1p(x)) if abs(x) > tiny else abs(x), a, b, 8)
     print("float, degree 8: relative error", mp.nstr(E, 4))
+    print("  " + ", ".join(repr(to_float(ci)) + "f" for ci in c))
+
+    c, E = remez(lambda x: (mp.log1p(x) - x) / x**2 if abs(x) > tiny else mp.mpf(-0.5),
+                 lambda x: x**2 / abs(mp.log1p(x)) if abs(x) > tiny else abs(x), mp.mpf("1e-3"), mp.mpf(1), 8)
+    print("float log1p on [0, 1], degree 8: relative error", mp.nstr(E, 4))
     print("  " + ", ".join(repr(to_float(ci)) + "f" for ci in c))
 
     zb = (3 - 2 * mp.sqrt(2)) ** 2

@@ -204,7 +204,7 @@ struct softplus_sigmoid {
 template <class S>
 EMBER_HD EMBER_INLINE softplus_sigmoid<S> softplus_and_sigmoid(S const& eta) {
   S const e = exp(-abs(eta)), r = S(1) / (S(1) + e);
-  return {max(eta, S(0)) + log1p(e), select(eta >= S(0), r, e * r)};
+  return {max(eta, S(0)) + log1p_unit(e), select(eta >= S(0), r, e * r)};
 }
 
 // Data (an outcome or a count) as an element of S, checked to be a plain number.

@@ -424,7 +424,7 @@ EMBER_AD_UNARY(tanh, S const t = tanh(x); EMBER_AD_RESULT(t, S(S(1) - t * t)))
 EMBER_AD_UNARY(sigmoid, S const s = sigmoid(x); EMBER_AD_RESULT(s, S(s * (S(1) - s))))
 /// softplus' = σ, from the one exponential e^{−|x|}.
 EMBER_AD_UNARY(softplus, S const e = exp(-abs(x)); S const r = S(1) / (S(1) + e);
-               EMBER_AD_RESULT(S(max(x, S(0)) + log1p(e)), S(select(x >= S(0), r, S(e * r)))))
+               EMBER_AD_RESULT(S(max(x, S(0)) + log1p_unit(e)), S(select(x >= S(0), r, S(e * r)))))
 /// |x|' = sign(x), with sign(0) = +1 (a subgradient), as for duals.
 EMBER_AD_UNARY(abs, EMBER_AD_RESULT(S(abs(x)), S(select(x < S(0), S(-1), S(1)))))
 /// x² (cheaper than pow(x, 2) and exact).
@@ -462,7 +462,7 @@ EMBER_HD EMBER_INLINE auto log_sum_exp(A const& a, B const& b) {
         S const e = exp(-abs(x - y)), r = S(1) / (S(1) + e);
         auto const first = x >= y;
         S const wx = select(first, r, S(e * r));
-        return ad::impl::partials<S, 2>{S(max(x, y) + log1p(e)), {wx, S(S(1) - wx)}};
+        return ad::impl::partials<S, 2>{S(max(x, y) + log1p_unit(e)), {wx, S(S(1) - wx)}};
       },
       a, b);
 }

@@ -259,7 +259,7 @@ struct cholesky_corr_t {
   template <class S>
   EMBER_HD EMBER_INLINE static S log1m_tanh2(S const& y) {
     S const ay = abs(y);
-    return S(2) * (detail::data_as<S>(0.69314718055994530942) - ay - log1p(exp(S(-2) * ay)));
+    return S(2) * (detail::data_as<S>(0.69314718055994530942) - ay - log1p_unit(exp(S(-2) * ay)));
   }
   template <class S>
   EMBER_HD EMBER_INLINE S forward(S const* y, S* x, int n) const {

@@ -10,10 +10,9 @@
 /// `mask_t<T>`. Trivially copyable, no std:: containers, no exceptions: usable in CUDA device
 /// code. Models a scalar type: `scalar_traits<dual<T, N>>` gives element type, mask and width.
 ///
-/// The primitives below (exp, log, log1p, expm1, sqrt, pow, sin, cos, tanh, sigmoid, abs,
-/// select) are
-/// found by ADL because `dual` lives in namespace ember, so `using std::sin; sin(x)` works on
-/// a dual; softplus, min, max and log_sum_exp in core/math.hpp are built on them.
+/// The primitives below (exp, log, log1p, log1p_unit, expm1, sqrt, pow, sin, cos, tanh, sigmoid,
+/// abs, select) are found by ADL because `dual` lives in namespace ember, so
+/// `using std::sin; sin(x)` works on a dual; softplus, min, max and log_sum_exp in core/math.hpp are built on them.
 
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>
@@ -243,6 +242,12 @@ EMBER_HD EMBER_INLINE dual<T, N> log(dual<T, N> const& a) {
 template <class T, int N>
 EMBER_HD EMBER_INLINE dual<T, N> log1p(dual<T, N> const& a) {
   return detail::chain(a, T(log1p(a.val)), T(T(1) / (T(1) + a.val)));
+}
+/// log1p_unit (core/math.hpp) of the value, so a dual of floats gives the bits the float gives;
+/// the slope is ln(1 + a)'s, 1/(1 + a).
+template <class T, int N>
+EMBER_HD EMBER_INLINE dual<T, N> log1p_unit(dual<T, N> const& a) {
+  return detail::chain(a, T(log1p_unit(a.val)), T(T(1) / (T(1) + a.val)));
 }
 /// (eᵃ − 1)' = eᵃ a' = (expm1(a) + 1) a'.
 template <class T, int N>

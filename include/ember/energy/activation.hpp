@@ -155,7 +155,7 @@ struct softplus {
     S const e = ember::exp(-ember::abs(a));
     S const inv = detail::data_as<S>(1) / (detail::data_as<S>(1) + e);
     d = ember::select(a >= detail::data_as<S>(0), inv, e * inv);
-    return ember::max(a, detail::data_as<S>(0)) + ember::log1p(e);
+    return ember::max(a, detail::data_as<S>(0)) + ember::log1p_unit(e);
   }
 };
 

@@ -16,7 +16,8 @@
 /// one pass over X serves 16 chains. Rows go in blocks of 8: the 8 ηs stay in registers while βⱼ
 /// is loaded once per 8 multiply-adds, and ∇U's accumulation reuses each gⱼ for 8 rows.
 /// Per gradient evaluation: 2·n·D multiply-adds, and per row the likelihood's transcendental
-/// calls (logistic: one exp, one log1p and one division; Poisson: one exp; Gaussian: none).
+/// calls (logistic: one exp, ln(1 + e) by `log1p_unit` and one division; Poisson: one exp;
+/// Gaussian: none).
 /// Models `DifferentiableEnergy`.
 
 #include <ember/core/config.hpp>
@@ -40,20 +41,21 @@
 namespace ember {
 
 /// Bernoulli–logit: ℓ(η, y) = softplus(η) − yη, ℓ′ = σ(η) − y, from one exp: with e = e^{−|η|},
-/// softplus(η) = max(η, 0) + log1p(e) and σ(η) = 1/(1 + e) for η ≥ 0, e/(1 + e) otherwise.
+/// softplus(η) = max(η, 0) + log1p(e) (`log1p_unit`, a polynomial on floats) and σ(η) = 1/(1 + e)
+/// for η ≥ 0, e/(1 + e) otherwise.
 struct logistic_likelihood {
   // Y is S's element type (a response broadcast to every chain) or S itself (one response per
   // lane: the scalar path evaluates 8 rows as one batch).
   template <class S, class Y>
   EMBER_HD EMBER_INLINE S value(S const& eta, Y const& y) const {
-    return max(eta, S(0.f)) + log1p(exp(-abs(eta))) - S(y) * eta;
+    return max(eta, S(0.f)) + log1p_unit(exp(-abs(eta))) - S(y) * eta;
   }
   template <class S, class Y>
   EMBER_HD EMBER_INLINE S value_and_slope(S const& eta, Y const& y, S& slope) const {
     S e = exp(-abs(eta));
     S inv = S(1.f) / (S(1.f) + e);
     slope = select(eta >= S(0.f), inv, e * inv) - S(y);
-    return max(eta, S(0.f)) + log1p(e) - S(y) * eta;
+    return max(eta, S(0.f)) + log1p_unit(e) - S(y) * eta;
   }
   template <class T>
   static void check(T y, std::int64_t i) {
@@ -233,8 +235,8 @@ struct regression {
     S u = S(T(0));
 #if !defined(__CUDACC__)  // xsimd is not included under nvcc, even in a discarded branch
     if constexpr (batch_rows<S, K>()) {
-      // One chain in plain float/double on the host: the block's K likelihood terms (exp, log1p,
-      // division) as one K-lane batch instead of K libm calls.
+      // One chain in plain float/double on the host: the block's K likelihood terms (exp,
+      // log1p_unit, division) as one K-lane batch instead of K libm calls.
       using B = xsimd::make_sized_batch_t<T, std::size_t(K)>;
       B slope, v = lik.value_and_slope(B::load_unaligned(eta), B::load_unaligned(y.data + i), slope);
       slope.store_unaligned(eta);
