@@ -4,7 +4,7 @@
 # gradients to b² < 0.01, health gates) and the same JSON lines (issue 13).
 #
 #   bash bench/compare_matrix.sh [--quick] [--targets LIST] [--impls ember,blackjax,numpyro]
-#                                [--samplers nuts,chees,mala,mams] [--chains 128] [--warmup 1000]
+#                                [--samplers nuts,nuts_dense,chees,mala,mams] [--chains 128] [--warmup 1000]
 #                                [--draws 1000] [--precision float|double] [--replicates 1] [--out FILE]
 #                                [--no-build] [--no-install] [--matrix ember_matrix_samplers]
 #
@@ -12,7 +12,9 @@
 #    (jax, BlackJAX, NumPyro, ArviZ; `pip install --no-deps`);
 # 2. builds build-bench/bench/ember_export_targets (required) and ember's matrix binary
 #    build-bench/bench/matrix/ember_matrix, or the matrix --matrix names (ember_matrix_samplers: ChEES,
-#    NUTS and MAMS only, 30 configurations instead of 100) (a warning, not an error, when it is absent or fails);
+#    NUTS and MAMS only, 30 configurations instead of 100; ember_matrix_dense: NUTS with a dense metric,
+#    `--samplers nuts_dense`, on the targets of at most 64 dimensions) (a warning, not an error, when it
+#    is absent or fails);
 # 3. writes every target as JSON (build-bench/targets/), which the peers read and check against
 #    ember's energy before sampling;
 # 4. target by target, back to back, pinned to the same cores with 2 threads: ember's matrix
@@ -81,7 +83,7 @@ STATUS=0
 
 # ---------------------------------------------------------------- builds
 EXPORT_BIN="$ROOT/build-bench/bench/ember_export_targets"
-case "$MATRIX" in ember_matrix|ember_matrix_samplers) ;; *) echo "compare_matrix.sh: --matrix is ember_matrix or ember_matrix_samplers" >&2; exit 2 ;; esac
+case "$MATRIX" in ember_matrix|ember_matrix_samplers|ember_matrix_dense) ;; *) echo "compare_matrix.sh: --matrix is ember_matrix, ember_matrix_samplers or ember_matrix_dense" >&2; exit 2 ;; esac
 MATRIX_BIN="$ROOT/build-bench/bench/matrix/$MATRIX"
 if [ "$BUILD" = 1 ]; then
     t0=$(date +%s)

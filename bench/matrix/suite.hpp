@@ -43,6 +43,7 @@ inline bm::adapted_mala const mala{};
 inline bm::adapted_hmc const hmc{.integrator_steps = 16, .jitter = 0.2};
 inline bm::chees_hmc const chees_hmc{};
 inline bm::adapted_nuts const nuts{};
+inline bm::adapted_nuts_dense const nuts_dense{};
 inline bm::mams const mams{};
 // ULA at a step where its bias shows: N(0, σ²) becomes N(0, σ²/(1 − η/2σ²)), +8 % on the standard
 // normal and ×4 on the ill-conditioned Gaussian's narrowest coordinate (σ² = 0.1).

@@ -1,7 +1,7 @@
 """Peers of ember's benchmark matrix: BlackJAX and NumPyro on ember's reference targets.
 
     python bench/peers/matrix_peer.py --targets-dir DIR [--target NAME,...] [--impl blackjax,numpyro]
-        [--sampler nuts,chees,mala,mams] [--chains 128] [--warmup 1000] [--draws 1000]
+        [--sampler nuts,nuts_dense,chees,mala,mams] [--chains 128] [--warmup 1000] [--draws 1000]
         [--precision float|double] [--seed 1]
 
 DIR holds the JSON files of build/bench/ember_export_targets (bench/export_targets.cpp); each
@@ -10,6 +10,9 @@ Prints one JSON line per (impl, target, sampler) in the contract of bench/peers/
 Configurations, all chains vmapped, starts x0 ~ N(0, I) in sampled coordinates:
 - blackjax nuts:  blackjax.window_adaptation(blackjax.nuts), Stan's windows, diagonal inverse
   mass matrix, target acceptance 0.8, one adaptation per chain (vmapped), then blackjax.nuts.
+- blackjax nuts_dense, numpyro nuts_dense: the same NUTS with a dense inverse mass matrix
+  (window_adaptation(is_mass_matrix_diagonal=False); NUTS(dense_mass=True)), against ember's
+  nuts_dense (ember_matrix_dense).
 - blackjax chees: blackjax.chees_adaptation (cross-chain, Adam learning rate 0.025, diagonal mass
   matrix estimated over the warm-up's second half), then blackjax.dynamic_hmc with the adapted
   step size, mass matrix and Halton-jittered trajectory length (as chees_adaptation's docs).
@@ -37,6 +40,7 @@ rather than MCMC.run, which recompiles on every call.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 import time
@@ -51,7 +55,7 @@ import numpy as np
 import metrics
 import targets
 
-SAMPLERS = {"blackjax": ("nuts", "chees", "mala", "mams"), "numpyro": ("nuts",)}
+SAMPLERS = {"blackjax": ("nuts", "nuts_dense", "chees", "mala", "mams"), "numpyro": ("nuts", "nuts_dense")}
 INFO_KEYS = {"num_integration_steps", "is_divergent", "acceptance_rate"}
 
 
@@ -76,11 +80,12 @@ def _np(x):
 
 
 # --------------------------------------------------------------------------- BlackJAX
-def blackjax_nuts(t, chains, warmup, draws, key, x0):
+def blackjax_nuts(t, chains, warmup, draws, key, x0, dense=False):
     import blackjax
     from blackjax.adaptation.base import get_filter_adapt_info_fn
 
-    adapt = blackjax.window_adaptation(blackjax.nuts, t.logdensity, target_acceptance_rate=0.8,
+    adapt = blackjax.window_adaptation(blackjax.nuts, t.logdensity, is_mass_matrix_diagonal=not dense,
+                                       target_acceptance_rate=0.8,
                                        adaptation_info_fn=get_filter_adapt_info_fn(info_keys=INFO_KEYS))
 
     def warm(keys, x):
@@ -234,14 +239,14 @@ def blackjax_mams(t, chains, warmup, draws, key, x0):
 
 
 # --------------------------------------------------------------------------- NumPyro
-def numpyro_nuts(t, chains, warmup, draws, key, x0):
+def numpyro_nuts(t, chains, warmup, draws, key, x0, dense=False):
     from numpyro.infer import NUTS
 
     # NUTS's own init and sample (what MCMC(chain_method="vectorized") runs: the kernel vmapped
     # over chains, Stan-style adaptation during the first `warmup` calls of sample), driven by
     # lax.scan so that warm-up and sampling compile ahead of time like BlackJAX's. MCMC.run itself
     # recompiles on every call, which would put compile time into both phases.
-    kernel = NUTS(potential_fn=lambda x: -t.logdensity(x), target_accept_prob=0.8)
+    kernel = NUTS(potential_fn=lambda x: -t.logdensity(x), target_accept_prob=0.8, dense_mass=dense)
     raw_keys = jax.random.split(jax.random.key_data(key), chains)  # a batch: NUTS.init vmaps over it
     state = kernel.init(raw_keys, warmup, init_params=x0, model_args=(), model_kwargs={})
 
@@ -264,6 +269,8 @@ def numpyro_nuts(t, chains, warmup, draws, key, x0):
 
 
 RUNNERS = {("blackjax", "nuts"): blackjax_nuts, ("blackjax", "chees"): blackjax_chees,
+           ("blackjax", "nuts_dense"): functools.partial(blackjax_nuts, dense=True),
+           ("numpyro", "nuts_dense"): functools.partial(numpyro_nuts, dense=True),
            ("blackjax", "mala"): blackjax_mala, ("blackjax", "mams"): blackjax_mams, ("numpyro", "nuts"): numpyro_nuts}
 
 

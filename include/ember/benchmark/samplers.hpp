@@ -90,6 +90,20 @@ struct adapted_nuts {
   }
 };
 
+/// NUTS as `adapted_nuts`, with a dense metric (the draws' covariance in Stan's windows,
+/// `dense_mass()`; D ≤ 64) in place of the diagonal one: the same warm-up budget, a full
+/// preconditioner for posteriors whose coordinates are correlated.
+struct adapted_nuts_dense {
+  char const* name = "nuts_dense";
+  int max_tree_depth = 10;
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = std::numeric_limits<double>::quiet_NaN();
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return nuts(U, {.max_tree_depth = max_tree_depth}) | warmup(w, step_size(), dense_mass());
+  }
+};
+
 /// ChEES-HMC (Hoffman, Radul & Sountsov 2021): step size, diagonal metric and trajectory length
 /// adapted, target acceptance 0.651.
 struct chees_hmc {

@@ -214,10 +214,10 @@ struct regression {
   template <int K, class S>
   EMBER_HD EMBER_INLINE void linear(vec<S, D> const& b, std::int64_t i, S (&eta)[K]) const {
     T const* r = x.row(i);
-    for (int k = 0; k < K; ++k) eta[k] = S(T(0));
+    EMBER_UNROLL for (int k = 0; k < K; ++k) eta[k] = S(T(0));
     for (int j = 0; j < D; ++j) {
       S bj = b[j];
-      for (int k = 0; k < K; ++k) eta[k] = S(r[k * D + j]) * bj + eta[k];
+      EMBER_UNROLL for (int k = 0; k < K; ++k) eta[k] = S(r[k * D + j]) * bj + eta[k];
     }
   }
   template <int K, class S>
@@ -225,7 +225,7 @@ struct regression {
     S eta[K];
     linear<K>(b, i, eta);
     S u = lik.value(eta[0], y.data[i]);
-    for (int k = 1; k < K; ++k) u = u + lik.value(eta[k], y.data[i + k]);
+    EMBER_UNROLL for (int k = 1; k < K; ++k) u = u + lik.value(eta[k], y.data[i + k]);
     return u;
   }
   template <int K, class S>
@@ -244,7 +244,7 @@ struct regression {
     } else
 #endif
     {
-      for (int k = 0; k < K; ++k) {
+      EMBER_UNROLL for (int k = 0; k < K; ++k) {
         S slope;
         u = u + lik.value_and_slope(eta[k], y.data[i + k], slope);
         eta[k] = slope;
@@ -253,7 +253,7 @@ struct regression {
     T const* r = x.row(i);
     for (int j = 0; j < D; ++j) {
       S gj = g[j];
-      for (int k = 0; k < K; ++k) gj = S(r[k * D + j]) * eta[k] + gj;
+      EMBER_UNROLL for (int k = 0; k < K; ++k) gj = S(r[k * D + j]) * eta[k] + gj;
       g[j] = gj;
     }
     return u;
