@@ -69,7 +69,7 @@ TEST_CASE("target breast_cancer_logistic: NUTS with a dense metric from its warm
     CHECK(s.dims[d].rhat < 1.01);
   }
   // The coefficients correlate (collinear features: radius, perimeter and area), so a diagonal
-  // metric leaves a long, narrow posterior and long trees; measured at 128 chains, 7 leaves a
+  // metric leaves a long, narrow posterior and long trees; measured at 32 chains, 7 leaves a
   // transition against 23 (bench/results/2026-11-30-softplus-dense.md). Half is a wide margin.
   INFO("gradients: dense " << dense.gradients() << ", diagonal " << diagonal.gradients());
   CHECK(2 * dense.gradients() < diagonal.gradients());
