@@ -32,6 +32,7 @@ cd "$ROOT" || exit 2
 TARGETS="standard_normal,ill_conditioned_gaussian,rotated_gaussian,neal_funnel,neal_funnel_noncentred,banana,rosenbrock_pairs,two_mode_mixture,eight_schools,breast_cancer_logistic"
 IMPLS="ember,blackjax,numpyro"
 SAMPLERS="nuts,chees,mala"
+DEFAULT_TARGETS="$TARGETS" DEFAULT_SAMPLERS="$SAMPLERS"
 CHAINS=128 WARMUP=1000 DRAWS=1000 PRECISION=float
 OUT="" BUILD=1 INSTALL=1 MATRIX=ember_matrix REPLICATES=1
 while [ $# -gt 0 ]; do
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
             esac ;;
         --no-build) BUILD=0 ;;
         --no-install) INSTALL=0 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) echo "compare_matrix.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -59,6 +60,12 @@ done
 
 log() { echo "[compare_matrix] $*" >&2; }
 warn() { echo "[compare_matrix] WARNING: $*" >&2; }
+# ember_matrix_dense holds the targets of at most 64 dimensions and nuts_dense only: the defaults
+# follow it, so that the peers run what ember runs.
+if [ "$MATRIX" = ember_matrix_dense ]; then
+    [ "$TARGETS" = "$DEFAULT_TARGETS" ] && TARGETS="neal_funnel,neal_funnel_noncentred,banana,rosenbrock_pairs,two_mode_mixture,eight_schools,breast_cancer_logistic"
+    [ "$SAMPLERS" = "$DEFAULT_SAMPLERS" ] && SAMPLERS="nuts_dense"
+fi
 has_impl() { case ",$IMPLS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 T_START=$(date +%s)
 

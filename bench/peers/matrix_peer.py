@@ -297,7 +297,8 @@ def main() -> int:
             ap.error(f"unknown impl {i!r}; known: {', '.join(SAMPLERS)}")
     for s in wanted:
         if not any(s in v for v in SAMPLERS.values()):
-            ap.error(f"unknown sampler {s!r}; known: nuts, chees, mala, mams")
+            known = sorted({x for v in SAMPLERS.values() for x in v})
+            ap.error(f"unknown sampler {s!r}; known: {', '.join(known)}")
     if min(a.chains, a.warmup, a.draws) < 1 or a.draws < 4:
         ap.error("--chains and --warmup must be >= 1 and --draws >= 4")
     if a.precision == "double":

@@ -1,7 +1,8 @@
 // core/math.hpp's own float polynomial, log1p_unit (softplus's and log-add-exp's tail), against
-// long double: every float in [1/4, 1], every 61st float below down to 2⁻⁴⁰, every power of two,
-// 0 and the subnormals; the same bits on one chain and on a SIMD batch; and the functions built
+// long double: every float in [½, 1], every 7th in [¼, ½), every 61st below down to 2⁻⁴⁰, every
+// power of two down to the smallest subnormal, and 0; the same bits on one chain and on a SIMD batch; and the functions built
 // on it (softplus, log_sum_exp of two, the logistic likelihood) against their double values.
+#include <ember/core/dual.hpp>
 #include <ember/core/math.hpp>
 #include <ember/core/simd.hpp>
 #include <ember/energy/regression.hpp>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 using namespace ember;
@@ -21,10 +23,10 @@ namespace {
 
 using B = simd_batch<float>;
 
-// |got − want| in units of the last place of `want` as a float (the spacing of floats at |want|;
-// below the normal range, the subnormals' spacing).
+// |got − want| in units of the last place of `want` as a float (the spacing of floats at |want|,
+// from want's own exponent; below the normal range, the subnormals' spacing).
 double ulps(float got, long double want) {
-  int e = std::max(std::ilogb(float(want)), std::numeric_limits<float>::min_exponent - 1);
+  int e = std::max(std::ilogb(want), std::numeric_limits<float>::min_exponent - 1);
   return double(std::fabs((long double)got - want) / std::ldexp(1.0L, e - std::numeric_limits<float>::digits + 1));
 }
 
@@ -39,9 +41,10 @@ std::vector<float> unit_inputs() {
   std::vector<float> xs{0.f};
   for (float p = std::numeric_limits<float>::denorm_min(); p <= 1.f; p *= 2.f) xs.push_back(p);
   std::uint32_t const lo = std::bit_cast<std::uint32_t>(0x1p-40f), quarter = std::bit_cast<std::uint32_t>(0.25f),
-                      one = std::bit_cast<std::uint32_t>(1.f);
+                      half = std::bit_cast<std::uint32_t>(0.5f), one = std::bit_cast<std::uint32_t>(1.f);
   for (std::uint32_t b = lo; b < quarter; b += 61) xs.push_back(std::bit_cast<float>(b));
-  for (std::uint32_t b = quarter; b <= one; ++b) xs.push_back(std::bit_cast<float>(b));
+  for (std::uint32_t b = quarter; b < half; b += 7) xs.push_back(std::bit_cast<float>(b));
+  for (std::uint32_t b = half; b <= one; ++b) xs.push_back(std::bit_cast<float>(b));
   return xs;
 }
 
@@ -52,6 +55,13 @@ constexpr double log1p_unit_bound = 1.75;  // two roundings in each of the 9 ste
 #endif
 
 }  // namespace
+
+// Which types take the polynomial: floats and float batches of every width, decided by the type
+// (no specialisation a header could miss); never doubles or duals.
+static_assert(is_float_lanes<float> && is_float_lanes<B>);
+static_assert(!is_float_lanes<double> && !is_float_lanes<simd_batch<double>> && !is_float_lanes<dual<float, 2>> &&
+              !is_float_lanes<dual<B, 2>>);
+static_assert(std::is_void_v<xsimd::make_sized_batch_t<float, 8>> || is_float_lanes<xsimd::make_sized_batch_t<float, 8>>);
 
 TEST_CASE("log1p_unit is within its stated ulps of ln(1 + e) on [0, 1], the same bits on a batch", "[core][math]") {
   auto xs = unit_inputs();
@@ -75,14 +85,17 @@ TEST_CASE("log1p_unit is within its stated ulps of ln(1 + e) on [0, 1], the same
   CHECK(worst < log1p_unit_bound);
   CHECK(differ == 0);
   CHECK(zero_wrong == 0);
-  // Doubles and duals are not its business: they take log1p unchanged.
+  // Doubles take log1p unchanged; a dual of floats takes the polynomial on its value.
   CHECK(log1p_unit(0.375) == std::log1p(0.375));
+  auto const d = log1p_unit(dual<float, 1>::variable(0.375f, 0));
+  CHECK(std::bit_cast<std::uint32_t>(d.val) == std::bit_cast<std::uint32_t>(log1p_unit(0.375f)));
+  CHECK(d.d[0] == 1.f / 1.375f);
 }
 
 TEST_CASE("softplus, log_sum_exp of two and the logistic likelihood on floats stay within a few ulp of double",
           "[core][math]") {
   // Their float error is exp's (xsimd or libm, ≤ 1 ulp on e, which log1p(e)'s slope e/(1 + e) ≤ ½
-  // halves) plus log1p_unit's 1.35 plus the sum's rounding: 3 ulp of the result covers it, where
+  // halves) plus log1p_unit's 1.4 plus the sum's rounding: 3 ulp of the result covers it, where
   // a wrong branch or a dropped term is off by far more.
   std::vector<float> xs;
   for (int i = -4000; i <= 4000; ++i) xs.push_back(float(i) / 100.f);  // [−40, 40] in steps of 0.01

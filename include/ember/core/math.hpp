@@ -286,10 +286,16 @@ EMBER_HD EMBER_INLINE S sigmoid(S const& x) {
   return S(1) / (S(1) + exp(-x));
 }
 
-/// Whether `S` is plain floats: `float`, or a SIMD batch of floats (specialised in core/simd.hpp).
-/// `log1p_unit` takes its own polynomial on these; doubles keep `log1p`.
+/// Whether `S` is plain floats: `float`, or a SIMD batch of floats (an `xsimd::batch<float, A>` of
+/// any width: a type with an `arch_type` and float values; a dual has no `arch_type`). Decided by
+/// the type alone, not by a specialisation that a header might not have included, so every unit
+/// compiles `log1p_unit` alike. `log1p_unit` takes its own polynomial on these; doubles keep `log1p`.
 template <class S>
-inline constexpr bool is_float_lanes = std::is_same_v<S, float>;
+inline constexpr bool is_float_lanes =
+    std::is_same_v<S, float> || requires {
+      typename S::arch_type;
+      requires std::is_same_v<typename S::value_type, float>;
+    };
 
 /// ln(1 + e) for e ∈ [0, 1]: the tail of softplus and of log-add-exp, where e = e^{−|x|}. On
 /// floats (`is_float_lanes`) a polynomial, e + e²·R(e) with R of degree 8 fitted by the Remez

@@ -24,9 +24,6 @@
 
 namespace ember {
 
-template <class A>
-inline constexpr bool is_float_lanes<xsimd::batch<float, A>> = true;
-
 template <class T, class A>
 struct scalar_traits<xsimd::batch<T, A>> {
   using element_type = T;
