@@ -12,7 +12,8 @@
 ///
 /// The primitives below (exp, log, log1p, log1p_unit, expm1, sqrt, pow, sin, cos, tanh, sigmoid,
 /// abs, select) are found by ADL because `dual` lives in namespace ember, so
-/// `using std::sin; sin(x)` works on a dual; softplus, min, max and log_sum_exp in core/math.hpp are built on them.
+/// `using std::sin; sin(x)` works on a dual; softplus, min, max and log_sum_exp in core/math.hpp
+/// are built on them.
 
 #include <ember/core/config.hpp>
 #include <ember/core/math.hpp>

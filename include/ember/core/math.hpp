@@ -302,8 +302,9 @@ inline constexpr bool is_float_lanes =
 /// exchange (scripts/remez_log.py; relative error 5.1·10⁻⁹ before rounding): 9 multiply-adds and
 /// a multiply, no division and no exponent split, where xsimd's and libm's `log1p` take a general
 /// argument. Within 1.4 ulp of ln(1 + e) where the target has FMA hardware and 1.75 where it has
-/// none (measured 1.39 and 1.71 in tests/core/math_test.cpp: every float in [¼, 1], every 61st
-/// below down to 2⁻⁴⁰, every power of two); the same bits on one chain and on a batch. Doubles
+/// none (measured 1.39 and 1.71 over every float in [¼, 1]; tests/core/math_test.cpp checks every
+/// float in [½, 1], every 7th in [¼, ½), every 61st below down to 2⁻⁴⁰ and every power of two);
+/// the same bits on one chain and on a batch. Doubles
 /// call `log1p`; a dual (core/dual.hpp) takes this on its value and 1/(1 + e) as its slope; an e
 /// outside [0, 1] gives a meaningless value.
 template <class S>
