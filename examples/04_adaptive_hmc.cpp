@@ -18,9 +18,10 @@ int main() {
   }
   gaussian<double, D, covariance::diagonal> U(mean, sd);
 
-  // chees_hmc: HMC whose step size (dual averaging), diagonal metric (Stan's windows) and
-  // trajectory length (ChEES) a 1,000-transition warm-up adapts; the same pipeline as
-  // hmc(U) | warmup(1000, step_size(), diagonal_mass(), chees()). Nothing hand-picked.
+  // chees_hmc: HMC whose step size (dual averaging), metric (Stan's windows; diagonal here, where
+  // the coordinates are independent) and trajectory length (ChEES) a 1,000-transition warm-up
+  // adapts; the same pipeline as hmc(U) | warmup(1000, step_size(), auto_mass(), chees()).
+  // Nothing hand-picked.
   auto pipe = chees_hmc(U, {.warmup = 1000}) | record();
 
   auto run = start(pipe, {.chains = 256, .seed = 2026});

@@ -4,23 +4,26 @@
 //   posteriordb_runs [DIR] [SEED] [SAMPLERS] [ONLY]
 //     DIR       bench/posteriordb (data/ and reference/)
 //     SEED      the run's seed (default 1)
-//     SAMPLERS  comma-separated among mala, chees, chees_stan, chees_dense, chees_model, nuts, mams
+//     SAMPLERS  comma-separated among mala, chees, chees_diag, chees_stan, chees_dense, chees_model, nuts,
+//               nuts_diag, mams
 //               (default mala,chees);
 //               a name with "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws
 //               from std::mt19937_64(SEED) given as `.init`, instead of ember's default starts
 //               (also uniform(−2, 2), from each chain's own stream)
 //     ONLY      run only posteriors whose name contains this
-//   Environment: EMBER_PDB_WARMUP=n another warm-up length for chees, chees_stan, nuts and mams;
+//   Environment: EMBER_PDB_WARMUP=n another warm-up length for all but mala and chees_dense;
 //   EMBER_PDB_CHAINS=1 prints (stderr) what warm-up adapted and where each chain off sits.
 //
 // Samplers (double precision, 16 chains, ember's default starts, 1,000 warm-up transitions, 1,000
 // kept draws, one thread):
 //   mala         ember::mala(U, {}) | ember::warmup(1000) | ember::record()
-//   chees        ember::chees_hmc(U) | ember::record()            (diagonal metric; the default)
+//   chees        ember::chees_hmc(U) | ember::record()            (the default: metric auto_mass())
+//   chees_diag   ember::chees_hmc(U, {}, diagonal_mass()) | ember::record()   (a diagonal metric)
 //   chees_stan   the same with diagonal_mass({.gradients = false}) (Stan's metric estimate)
-//   chees_dense  ember::hmc(U, {}) | ember::warmup(1000, step_size(), dense_mass(), chees()) | record()
+//   chees_dense  ember::chees_hmc(U, {}, dense_mass()) | ember::record()
 //   chees_model  chees on the posterior's model body (reverse-mode gradient), where it has one
-//   nuts         ember::nuts(U) | ember::warmup(1000) | ember::record()   (Stan's warm-up)
+//   nuts         ember::nuts(U) | ember::warmup(1000) | ember::record()   (Stan's windows, auto_mass())
+//   nuts_diag    ember::nuts(U) | ember::warmup(1000, step_size(), diagonal_mass()) | ember::record()
 //   mams         ember::mams(U) | ember::record()               (MAMS with its warm-up)
 // Per run: the verdict against reference/<name>.json (verdict.hpp: stuck chains, chains off, the
 // largest |z| of constrained means, second moments and unconstrained means, the sd ratios, R̂,
@@ -28,8 +31,8 @@
 // run, ESS/s (smallest bulk ESS over the whole run's seconds, warm-up included, as NumPyro's
 // figures in numpyro_runs.py), the gradient evaluations of the whole run (counted by a wrapper
 // around the energy: one per chain per evaluation, including the start checks) and gradients per
-// ESS, and the chains warm-up restarted (run/run.hpp: for not moving, for standing far above the
-// others in energy).
+// ESS, the chains warm-up restarted (run/run.hpp: for not moving, for standing far above the
+// others in energy), and the metric the warm-up ended with (diagonal or dense).
 #include "posteriors.hpp"
 #include "verdict.hpp"
 
@@ -80,11 +83,12 @@ void report(P const& p, pdb::json::value const& ref, char const* sampler, Pipe c
                            ember::backend::cpu{.threads = 1});
   auto const v = pdb::judge(p, ref, res);
   std::printf("| %s | %d | %s | %s | %d | %d | %lld | %.3g | %.3g | %.3g | %.2f–%.2f | %.3f | %.0f | %.0f | %.2f | %.2f | %.0f | "
-              "%.3g | %.0f | %lld, %lld |%s\n",
+              "%.3g | %.0f | %lld, %lld | %s |%s\n",
               P::name, D, sampler, v.correct() ? "CORRECT" : "wrong", v.stuck, v.off, (long long)res.divergent_chains(), v.zc,
               v.zc2, v.zu, v.rlo, v.rhi, v.rhat, v.ess, v.ess_tail, res.warmup_seconds(), res.seconds(), v.ess / res.seconds(),
               double(gradients), double(gradients) / v.ess, (long long)res.adapted().restarted_chains,
-              (long long)res.adapted().restarted_high_energy_chains, v.finite ? "" : " (non-finite z)");
+              (long long)res.adapted().restarted_high_energy_chains,
+              res.adapted().metric_scale.empty() ? "-" : res.adapted().dense_metric ? "dense" : "diagonal", v.finite ? "" : " (non-finite z)");
   std::fflush(stdout);
 }
 
@@ -98,8 +102,8 @@ int main(int argc, char** argv) {
   auto wanted = [&](char const* s) { return samplers.find("," + std::string(s) + ",") != std::string::npos; };
   std::printf("| posterior | D | sampler | verdict | stuck chains | chains off | divergent chains | max \\|z\\| mean | "
               "max \\|z\\| E x² | max \\|z\\| mean (unconstr.) | sd ratio | max R̂ | min ESS bulk | min ESS tail | "
-              "warm-up s | s | ESS/s | gradients | gradients/ESS | warm-up restarts (still, high U) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "warm-up s | s | ESS/s | gradients | gradients/ESS | warm-up restarts (still, high U) | metric |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   pdb::for_each_posterior<double>(dir + "/data", [&](auto& p) {
     using P = std::decay_t<decltype(p)>;
     if (std::string(P::name).find(only) == std::string::npos) return;
@@ -122,16 +126,13 @@ int main(int argc, char** argv) {
     // EMBER_PDB_WARMUP: another warm-up length for chees (the default's is 1,000).
     std::int64_t const warm = std::getenv("EMBER_PDB_WARMUP") ? std::atoll(std::getenv("EMBER_PDB_WARMUP")) : 1000;
     run("chees", [&] { return ember::chees_hmc(U, {.warmup = warm}) | ember::record(); });
-    run("chees_stan", [&] {  // the default with Stan's metric estimate (draws only)
-      return ember::hmc(U, {}) |
-             ember::warmup(warm, ember::step_size(), ember::diagonal_mass({.gradients = false}), ember::chees()) |
-             ember::record();
+    run("chees_diag", [&] { return ember::chees_hmc(U, {.warmup = warm}, ember::diagonal_mass()) | ember::record(); });
+    run("chees_stan", [&] {  // a diagonal metric from the draws alone (Stan's estimate)
+      return ember::chees_hmc(U, {.warmup = warm}, ember::diagonal_mass({.gradients = false})) | ember::record();
     });
-    run("chees_dense", [&] {
-      return ember::hmc(U, {}) | ember::warmup(1000, ember::step_size(), ember::dense_mass(), ember::chees()) |
-             ember::record();
-    });
+    run("chees_dense", [&] { return ember::chees_hmc(U, {.warmup = warm}, ember::dense_mass()) | ember::record(); });
     run("nuts", [&] { return ember::nuts(U) | ember::warmup(warm) | ember::record(); });
+    run("nuts_diag", [&] { return ember::nuts(U) | ember::warmup(warm, ember::step_size(), ember::diagonal_mass()) | ember::record(); });
     run("mams", [&] { return ember::mams(U, {.warmup = warm}) | ember::record(); });
     // The posterior's model body (reverse-mode gradient), where posteriors.hpp has one.
     if constexpr (requires { p.model(); }) {

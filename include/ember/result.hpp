@@ -80,6 +80,7 @@ struct adaptation_report {
   double trajectory_length = 0;       ///< HMC with ChEES or a trajectory length, adjusted MCLMC's mean L; else 0
   int integrator_steps = 0;           ///< HMC: its fixed step count (ChEES: the mean ⌈uT/ε⌉ is T/2ε)
   std::vector<double> metric_scale;   ///< diagonal metric: standard deviations; dense: L row by row
+  bool dense_metric = false;          ///< whether the metric is dense (dense_mass(), or auto_mass()'s choice)
   std::vector<double> step_sizes;     ///< step_size(per_chain): each chain's ε (`step_size` is their median)
   /// An adapted quantity that ended at a bound (ChEES's T at ε or 1000ε), in words; the summary
   /// prints each as a WARNING.

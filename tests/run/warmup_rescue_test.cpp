@@ -64,7 +64,8 @@ TEST_CASE("on correlated coordinates the metric from draws and gradients is the 
   std::array<std::array<double, D>, D> const cov{{{s[0] * s[0], rho * s[0] * s[1]}, {rho * s[0] * s[1], s[1] * s[1]}}};
   auto const U = ember::gaussian(vec<double, D>{}, cov);
   constexpr std::int64_t C = 512;
-  auto const r = ember::sample(ember::hmc(U, {.integrator_steps = 5}) | ember::warmup(600),
+  // (diagonal_mass() named: the default, auto_mass(), takes a dense metric here.)
+  auto const r = ember::sample(ember::hmc(U, {.integrator_steps = 5}) | ember::warmup(600, ember::step_size(), ember::diagonal_mass()),
                                {.chains = C, .steps = 0, .seed = 11, .progress = false});
   auto const& a = r.adapted().metric_scale;
   REQUIRE(a.size() == std::size_t(D));

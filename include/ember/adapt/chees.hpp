@@ -130,7 +130,9 @@ struct chees_gradient {
 // The metric's marginal scale of coordinate i, √(M⁻¹)ᵢᵢ = ‖row i of L‖.
 template <class M>
 double metric_sd(M const& m, int i) {
-  if constexpr (requires { m.lower[0]; }) {
+  if constexpr (requires { m.dense; }) {  // auto_metric: the one that applies
+    return m.dense ? metric_sd(m.full, i) : metric_sd(m.diagonal, i);
+  } else if constexpr (requires { m.lower[0]; }) {
     double s = 0;
     for (int j = 0; j <= i; ++j) s += double(m(i, j)) * double(m(i, j));
     return std::sqrt(s);

@@ -12,8 +12,10 @@
 
 #include <ember/core/metric.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -106,6 +108,211 @@ diagonal_metric<T, D> diagonal_metric_from_gradients(pooled_covariance<D, false>
     double const v = std::sqrt(vx / vg);
     if (vg > 0 && std::isfinite(v) && v > 0) m.scale[i] = T(std::sqrt(w * v + shrink));
   }
+  return m;
+}
+
+/// The diagonal of a dense window's sums (the same numbers a diagonal window accumulates).
+template <int D>
+pooled_covariance<D, false> diagonal_of(pooled_covariance<D, true> const& c) {
+  pooled_covariance<D, false> d;
+  d.n = c.n;
+  for (int i = 0, q = 0; i < D; q += D - i, ++i) {  // q: entry (i, i) of the upper triangle, row by row
+    d.mean[i] = c.mean[i];
+    d.m2[i] = c.m2[q];
+  }
+  return d;
+}
+
+namespace detail {
+
+// Cyclic Jacobi eigendecomposition of the symmetric n × n matrix a (row-major, destroyed):
+// eigenvalues in `values`, eigenvectors in the columns of `vectors`. n ≤ 64, at a window's close.
+inline void symmetric_eigen(std::vector<double>& a, int n, std::vector<double>& vectors, std::vector<double>& values) {
+  vectors.assign(std::size_t(n * n), 0.0);
+  for (int i = 0; i < n; ++i) vectors[std::size_t(i * n + i)] = 1;
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    double off = 0, diag = 0;
+    for (int i = 0; i < n; ++i) {
+      diag += a[std::size_t(i * n + i)] * a[std::size_t(i * n + i)];
+      for (int j = i + 1; j < n; ++j) off += a[std::size_t(i * n + j)] * a[std::size_t(i * n + j)];
+    }
+    if (!(off > 1e-30 * diag)) break;
+    for (int p = 0; p < n; ++p)
+      for (int q = p + 1; q < n; ++q) {
+        double const apq = a[std::size_t(p * n + q)];
+        if (apq == 0) continue;
+        double const app = a[std::size_t(p * n + p)], aqq = a[std::size_t(q * n + q)];
+        double const theta = (aqq - app) / (2 * apq);
+        double const t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
+        double const c = 1 / std::sqrt(t * t + 1), s = t * c;
+        for (int k = 0; k < n; ++k) {  // columns p and q
+          double const akp = a[std::size_t(k * n + p)], akq = a[std::size_t(k * n + q)];
+          a[std::size_t(k * n + p)] = c * akp - s * akq;
+          a[std::size_t(k * n + q)] = s * akp + c * akq;
+        }
+        for (int k = 0; k < n; ++k) {  // rows p and q
+          double const apk = a[std::size_t(p * n + k)], aqk = a[std::size_t(q * n + k)];
+          a[std::size_t(p * n + k)] = c * apk - s * aqk;
+          a[std::size_t(q * n + k)] = s * apk + c * aqk;
+        }
+        for (int k = 0; k < n; ++k) {
+          double const vkp = vectors[std::size_t(k * n + p)], vkq = vectors[std::size_t(k * n + q)];
+          vectors[std::size_t(k * n + p)] = c * vkp - s * vkq;
+          vectors[std::size_t(k * n + q)] = s * vkp + c * vkq;
+        }
+      }
+  }
+  values.resize(std::size_t(n));
+  for (int i = 0; i < n; ++i) values[std::size_t(i)] = a[std::size_t(i * n + i)];
+}
+
+// U f(Λ) Uᵀ for a symmetric matrix given by its eigendecomposition.
+template <class F>
+std::vector<double> eigen_function(std::vector<double> const& vectors, std::vector<double> const& values, int n, F f) {
+  std::vector<double> r(std::size_t(n * n), 0.0);
+  for (int k = 0; k < n; ++k) {
+    double const fk = f(values[std::size_t(k)]);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) r[std::size_t(i * n + j)] += vectors[std::size_t(i * n + k)] * fk * vectors[std::size_t(j * n + k)];
+  }
+  return r;
+}
+
+inline std::vector<double> multiply(std::vector<double> const& a, std::vector<double> const& b, int n) {
+  std::vector<double> r(std::size_t(n * n), 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k)
+      for (int j = 0; j < n; ++j) r[std::size_t(i * n + j)] += a[std::size_t(i * n + k)] * b[std::size_t(k * n + j)];
+  return r;
+}
+
+}  // namespace detail
+
+/// The dense metric from draws and gradients: Σ = Σx # Σg⁻¹, the matrix geometric mean
+/// Σx^½ (Σx^½ Σg Σx^½)^−½ Σx^½ of the draws' covariance Σx and the inverse of the gradients'
+/// covariance Σg (the dense form of `diagonal_metric_from_gradients`, above; Seyboldt, Carlson &
+/// Carpenter's Fisher-divergence metric). It is the Σ with Σ Σg Σ = Σx; on a Gaussian target,
+/// Σg = Σ⁻¹ exactly, so it is the target's covariance whatever the spread of the draws: chains
+/// still on their way in inflate Σx and Σg alike, where the draws alone take the whole spread
+/// (earnings-earn_height: a dense metric 3× too wide after 1,000 warm-up transitions). Regularised
+/// as `metric()` is. A window whose draws or gradients did not vary in some direction (their
+/// covariance singular to within 10⁻¹² or 10⁻⁹ of its largest eigenvalue) gets the diagonal rule's
+/// metric instead; a window without gradients, the draws' covariance.
+template <class T, int D>
+dense_metric<T, D> dense_metric_from_gradients(pooled_covariance<D, true> const& x, pooled_covariance<D, true> const& g) {
+  if (!(g.n >= 3) || !(x.n >= 3)) return x.template metric<T>();
+  // Where the gradients' covariance is singular in some direction (to rounding: chains far out in
+  // the first windows, with gradients of 10⁶ that barely vary), the diagonal rule, which needs
+  // only each coordinate's variances, as a dense factor.
+  auto const diagonal = [&] {
+    auto const d = diagonal_metric_from_gradients<T>(diagonal_of(x), diagonal_of(g));
+    dense_metric<T, D> m{};
+    for (int i = 0; i < D; ++i) m.lower[i * (i + 1) / 2 + i] = d.scale[i];
+    return m;
+  };
+  std::vector<double> A(std::size_t(D * D)), B(std::size_t(D * D));
+  int q = 0;
+  for (int i = 0; i < D; ++i)
+    for (int j = i; j < D; ++j, ++q) {
+      A[std::size_t(i * D + j)] = A[std::size_t(j * D + i)] = x.m2[q] / (x.n - 1);
+      B[std::size_t(i * D + j)] = B[std::size_t(j * D + i)] = g.m2[q] / (g.n - 1);
+    }
+  std::vector<double> U, la, V, mu;
+  detail::symmetric_eigen(A, D, U, la);
+  double top = 0;
+  for (double v : la) top = std::max(top, v);
+  for (double v : la)
+    if (!(v > 1e-12 * top) || !std::isfinite(v)) return diagonal();
+  auto const half = detail::eigen_function(U, la, D, [](double v) { return std::sqrt(v); });
+  auto C = detail::multiply(detail::multiply(half, B, D), half, D);
+  detail::symmetric_eigen(C, D, V, mu);
+  top = 0;
+  for (double v : mu) top = std::max(top, v);
+  for (double v : mu)
+    if (!(v > 1e-9 * top) || !std::isfinite(v)) return diagonal();
+  auto const inv_half = detail::eigen_function(V, mu, D, [](double v) { return 1 / std::sqrt(v); });
+  auto const S = detail::multiply(detail::multiply(half, inv_half, D), half, D);
+  // The same regularisation and factorisation as the draws' own estimate: S in place of the
+  // draws' scatter over n − 1.
+  pooled_covariance<D, true> as_draws;
+  as_draws.n = x.n;
+  q = 0;
+  for (int i = 0; i < D; ++i)
+    for (int j = i; j < D; ++j, ++q) as_draws.m2[q] = 0.5 * (S[std::size_t(i * D + j)] + S[std::size_t(j * D + i)]) * (x.n - 1);
+  return as_draws.template metric<T>();
+}
+
+namespace detail {
+
+// The cost of a metric M = L Lᵀ on a window, in leapfrog steps per unit of the slowest
+// direction's time: the step size is bounded by the stiffest whitened direction, 1/√λmax(Lᵀ Σg L),
+// and a trajectory must span the widest, √λmax(L⁻¹ Σx L⁻ᵀ), so a transition that moves the widest
+// direction takes about √(λmax(L⁻¹ Σx L⁻ᵀ) · λmax(Lᵀ Σg L)) steps (on a Gaussian, the whitened
+// condition number's root). L, A (Σx) and B (Σg) are D × D, row-major.
+inline double metric_cost(std::vector<double> const& L, std::vector<double> const& A, std::vector<double> const& B, int D) {
+  std::vector<double> Li(std::size_t(D * D), 0.0);  // L⁻¹, lower triangular
+  for (int c = 0; c < D; ++c)
+    for (int i = c; i < D; ++i) {
+      double a = i == c ? 1.0 : 0.0;
+      for (int k = c; k < i; ++k) a -= L[std::size_t(i * D + k)] * Li[std::size_t(k * D + c)];
+      Li[std::size_t(i * D + c)] = a / L[std::size_t(i * D + i)];
+    }
+  auto transpose = [D](std::vector<double> const& m) {
+    std::vector<double> t(m.size());
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j < D; ++j) t[std::size_t(j * D + i)] = m[std::size_t(i * D + j)];
+    return t;
+  };
+  auto largest = [D](std::vector<double> m) {
+    std::vector<double> vecs, vals;
+    symmetric_eigen(m, D, vecs, vals);
+    double e = vals[0];
+    for (double v : vals) e = std::max(e, v);
+    return e;
+  };
+  auto const Aw = multiply(multiply(Li, A, D), transpose(Li), D);
+  auto const Bw = multiply(multiply(transpose(L), B, D), L, D);
+  return std::sqrt(largest(Aw) * largest(Bw));
+}
+
+}  // namespace detail
+
+/// `auto_mass()`'s choice at a window's close: the diagonal metric from draws and gradients, or
+/// the dense one (`dense_metric_from_gradients`), whichever `detail::metric_cost` says takes
+/// fewer steps, dense only when it promises fewer than half the diagonal's (its step costs D²
+/// multiply-adds where the diagonal's costs D, and its D(D + 1)/2 numbers are noisier). Without
+/// gradients (g.n = 0) it keeps the diagonal metric from the draws: the draws alone cannot tell a
+/// correlation from chains still on their way in (a dense metric from the draws, fitted to them,
+/// always whitens them in-sample). `costs`, if given, receives the two costs (diagonal, dense).
+template <class T, int D>
+auto_metric<T, D> auto_metric_from_gradients(pooled_covariance<D, true> const& x, pooled_covariance<D, true> const& g,
+                                             double* costs = nullptr) {
+  auto_metric<T, D> m;
+  if (costs) costs[0] = costs[1] = std::numeric_limits<double>::quiet_NaN();
+  if (!(g.n >= 3)) {
+    m.diagonal = diagonal_of(x).template metric<T>();
+    m.full = x.template metric<T>();
+    return m;
+  }
+  m.diagonal = diagonal_metric_from_gradients<T>(diagonal_of(x), diagonal_of(g));
+  m.full = dense_metric_from_gradients<T>(x, g);
+  std::vector<double> A(std::size_t(D * D)), B(std::size_t(D * D)), Ld(std::size_t(D * D), 0.0), Lf(std::size_t(D * D), 0.0);
+  int q = 0;
+  for (int i = 0; i < D; ++i)
+    for (int j = i; j < D; ++j, ++q) {
+      A[std::size_t(i * D + j)] = A[std::size_t(j * D + i)] = x.m2[q] / (x.n - 1);
+      B[std::size_t(i * D + j)] = B[std::size_t(j * D + i)] = g.m2[q] / (g.n - 1);
+    }
+  for (int i = 0; i < D; ++i) {
+    Ld[std::size_t(i * D + i)] = double(m.diagonal.scale[i]);
+    for (int j = 0; j <= i; ++j) Lf[std::size_t(i * D + j)] = double(m.full(i, j));
+  }
+  double const diag = detail::metric_cost(Ld, A, B, D), dense = detail::metric_cost(Lf, A, B, D);
+  if (costs) {
+    costs[0] = diag;
+    costs[1] = dense;
+  }
+  m.dense = std::isfinite(diag) && std::isfinite(dense) && diag > 2 * dense;
   return m;
 }
 

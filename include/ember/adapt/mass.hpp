@@ -1,13 +1,15 @@
 #pragma once
 /// \file
-/// `diagonal_mass()` and `dense_mass()`: the metric (inverse mass) estimated in Stan's growing
-/// windows (adapt/mass_windows.hpp) from all chains pooled, regularised as Stan does
-/// (adapt/covariance.hpp). A diagonal one by default from draws and gradients,
-/// σᵢ² = √(Var xᵢ / Var ∂ᵢU) (nutpie's; robust to chains still on their way in), where the
-/// kernel's state holds ∇U at its position; `{.gradients = false}`: Stan's, the draws' variance.
-/// A dense one is the draws' covariance (D ≤ 64). At the end of each window the metric is the
-/// window's estimate; the step size then restarts (adapt/step_size.hpp) and ChEES carries its T
-/// into the new metric's time (adapt/chees.hpp). An adapter (adapt/adapter.hpp).
+/// `diagonal_mass()`, `dense_mass()` and `auto_mass()`: the metric (inverse mass) estimated in
+/// Stan's growing windows (adapt/mass_windows.hpp) from all chains pooled, regularised as Stan does
+/// (adapt/covariance.hpp). By default from draws and gradients, where the kernel's state holds ∇U
+/// at its position: the diagonal σᵢ² = √(Var xᵢ / Var ∂ᵢU) (nutpie's), the dense its matrix form,
+/// the geometric mean Σx # Σg⁻¹ (D ≤ 64); both equal the covariance on a Gaussian target and are
+/// robust to chains still on their way in. `{.gradients = false}`: Stan's, from the draws alone. `auto_mass()` estimates both and keeps, at each window, the dense one only where it
+/// promises fewer than half the diagonal's leapfrog steps (`auto_metric_from_gradients`). At the
+/// end of each window the metric is the window's estimate; the step size then restarts
+/// (adapt/step_size.hpp) and ChEES carries its T into the new metric's time (adapt/chees.hpp). An
+/// adapter (adapt/adapter.hpp).
 
 #include <ember/adapt/adapter.hpp>
 #include <ember/adapt/covariance.hpp>
@@ -49,6 +51,10 @@ struct moment_sums {
   }
 };
 
+// Whether kernel K adapts a diagonal metric only (it says so: the underdamped Langevin kernels).
+template <class K>
+concept diagonal_metric_only = requires { requires K::diagonal_metric_only; };
+
 // Whether kernel K's state holds ∇U at its position after every transition: a `chain_state`
 // (mala, hmc, the underdamped Langevin kernels' `phase_state`, per-chain step sizes' wrapper),
 // unless its integrator is a splitting that leaves the gradient stale (one whose first
@@ -67,25 +73,40 @@ consteval bool state_gradient_is_current() {
 
 }  // namespace detail
 
-/// The metric adapter: `Dense` false for diagonal_mass(), true for dense_mass().
-template <bool Dense>
+/// The kinds of metric a warm-up adapts: `diagonal_mass()`, `dense_mass()`, `auto_mass()`.
+enum class metric_kind { diagonal, dense, automatic };
+
+/// The metric adapter of kind `Kind`. `auto_mass()` adapts an `auto_metric`: at each window's
+/// close the diagonal or the dense estimate, whichever `auto_metric_from_gradients`
+/// (adapt/covariance.hpp) finds takes fewer steps; above 64 dimensions (dense_metric's bound),
+/// and for the underdamped Langevin kernels, it is `diagonal_mass()`.
+template <metric_kind Kind>
 struct mass_adapter {
-  bool gradients = !Dense;  ///< diagonal only: from draws and gradients (true) or draws (false)
+  bool gradients = true;  ///< from draws and gradients (true) or from the draws alone (false)
 
   static constexpr tunable tunes = tunable::metric;
+
+  /// Whether kernel K's windows sum the dense (co)variance: `auto_mass()` is `diagonal_mass()` for
+  /// kernels whose metric is diagonal only (the underdamped Langevin kernels) and above 64
+  /// dimensions (dense_metric's bound).
+  template <class K>
+  static constexpr bool dense_sums = Kind == metric_kind::dense ||
+                                     (Kind == metric_kind::automatic && K::dim <= 64 && !detail::diagonal_metric_only<K>);
 
   template <class K, class Warmup>
   static consteval bool fits() {
     constexpr bool ok = detail::has_metric<K>;
-    static_assert(ok, "ember::warmup: diagonal_mass() and dense_mass() need a kernel with a metric (mala, hmc, the underdamped Langevin kernels)");
+    static_assert(ok, "ember::warmup: diagonal_mass(), dense_mass() and auto_mass() need a kernel with a metric (mala, hmc, nuts, the underdamped Langevin kernels)");
     return ok;
   }
   /// The kernel with a unit metric of the adapted kind.
   template <class K>
   auto rebind(K const& k) const {
     using T = typename K::value_type;
-    if constexpr (Dense) {
+    if constexpr (Kind == metric_kind::dense) {
       return k.with_metric(dense_metric<T, K::dim>::identity());
+    } else if constexpr (dense_sums<K>) {
+      return k.with_metric(auto_metric<T, K::dim>::identity());
     } else {
       diagonal_metric<T, K::dim> m;
       for (int i = 0; i < K::dim; ++i) m.scale[i] = T(1);
@@ -96,8 +117,8 @@ struct mass_adapter {
   template <class K>
   struct state {
     static constexpr int D = K::dim;
-    pooled_covariance<D, Dense> cov;
-    pooled_covariance<D, false> grad_cov;  ///< the gradients', when the metric comes from both
+    pooled_covariance<D, dense_sums<K>> cov;
+    pooled_covariance<D, dense_sums<K>> grad_cov;  ///< the gradients', when the metric comes from both
     /// Where the kernel allows it and the user asked (else Stan's estimate); a checkpoint saves
     /// it and refuses a pipeline that asks for the other. An integer, not a bool: it is read back
     /// from a file's bytes.
@@ -105,10 +126,10 @@ struct mass_adapter {
     typename detail::metric_of<K>::type metric;
   };
 
-  /// Whether kernel K's diagonal metric comes from draws and gradients with this adapter.
+  /// Whether kernel K's metric comes from draws and gradients with this adapter.
   template <class K>
   bool uses_gradients() const {
-    if constexpr (!Dense && detail::state_gradient_is_current<K>())
+    if constexpr (detail::state_gradient_is_current<K>())
       return gradients;
     else
       return false;
@@ -116,7 +137,6 @@ struct mass_adapter {
 
   template <class K>
   state<K> init(K const& k, warmup_setup const&) const {
-    if (Dense && gradients) throw std::invalid_argument("ember::dense_mass: a dense metric comes from the draws only (gradients is for diagonal_mass)");
     state<K> s;
     s.metric = k.metric;
     s.from_gradients = uses_gradients<K>() ? 1 : 0;
@@ -132,11 +152,11 @@ struct mass_adapter {
     using T = typename K::value_type;
     constexpr int D = K::dim;
     if (!step.windows.collects(step.t)) return;
-    using sums = detail::moment_sums<T, D, Dense>;
+    using sums = detail::moment_sums<T, D, dense_sums<K>>;
     double m[sums::size] = {};
     step.sum(sums{step.view, 0}, m);
     s.cov.add(m);
-    if constexpr (!Dense && detail::state_gradient_is_current<K>()) {
+    if constexpr (detail::state_gradient_is_current<K>()) {
       if (s.from_gradients != 0) {
         double g[sums::size] = {};
         step.sum(sums{step.view, D + 1}, g);
@@ -144,10 +164,13 @@ struct mass_adapter {
       }
     }
     if (!step.windows.closes(step.t)) return;
-    if constexpr (!Dense)
-      s.metric = s.from_gradients != 0 ? diagonal_metric_from_gradients<T>(s.cov, s.grad_cov) : s.cov.template metric<T>();
+    bool const grads = s.from_gradients != 0;
+    if constexpr (Kind == metric_kind::dense)
+      s.metric = grads ? dense_metric_from_gradients<T>(s.cov, s.grad_cov) : s.cov.template metric<T>();
+    else if constexpr (dense_sums<K>)
+      s.metric = auto_metric_from_gradients<T>(s.cov, grads ? s.grad_cov : pooled_covariance<D, true>{});
     else
-      s.metric = s.cov.template metric<T>();
+      s.metric = grads ? diagonal_metric_from_gradients<T>(s.cov, s.grad_cov) : s.cov.template metric<T>();
     s.cov.reset();
     s.grad_cov.reset();
   }
@@ -156,19 +179,23 @@ struct mass_adapter {
   char const* refuses(state<K> const& loaded) const {
     if ((loaded.from_gradients != 0) == uses_gradients<K>()) return nullptr;
     return loaded.from_gradients != 0
-               ? "was written by a warm-up whose diagonal metric came from draws and gradients, and this pipeline's does "
-                 "not (diagonal_mass({.gradients}))"
-               : "was written by a warm-up whose diagonal metric came from draws only, and this pipeline's comes from "
-                 "draws and gradients (diagonal_mass({.gradients}))";
+               ? "was written by a warm-up whose metric came from draws and gradients, and this pipeline's comes from "
+                 "the draws alone ({.gradients = false})"
+               : "was written by a warm-up whose metric came from the draws alone, and this pipeline's comes from "
+                 "draws and gradients ({.gradients = false} not given)";
   }
 };
 
-using diagonal_mass_adapter = mass_adapter<false>;
-using dense_mass_adapter = mass_adapter<true>;
+using diagonal_mass_adapter = mass_adapter<metric_kind::diagonal>;
+using dense_mass_adapter = mass_adapter<metric_kind::dense>;
+using auto_mass_adapter = mass_adapter<metric_kind::automatic>;
 
 /// `diagonal_mass()`, `diagonal_mass({.gradients = false})`.
 inline constexpr diagonal_mass_adapter diagonal_mass(diagonal_mass_adapter o = {}) { return o; }
-/// `dense_mass()`.
-inline constexpr dense_mass_adapter dense_mass() { return {}; }
+/// `dense_mass()` (from the draws), `dense_mass({.gradients = true})` (from draws and gradients).
+inline constexpr dense_mass_adapter dense_mass(dense_mass_adapter o = {}) { return o; }
+/// `auto_mass()`: diagonal or dense, decided at each window (above); `{.gradients = false}`: both
+/// candidates from the draws alone.
+inline constexpr auto_mass_adapter auto_mass(auto_mass_adapter o = {}) { return o; }
 
 }  // namespace ember

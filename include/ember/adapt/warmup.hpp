@@ -10,7 +10,7 @@
 /// the per-chain adapters on the host arrays. After the last warm-up transition `frozen()` is the
 /// kernel every later transition uses (`final`). The states are plain data, saved in checkpoints.
 ///
-/// Also here: `warmup(n)`, the default warm-up (step size and a diagonal metric).
+/// Also here: `warmup(n)`, the default warm-up (step size and a metric, `auto_mass()`).
 
 #include <ember/adapt/adapter.hpp>
 #include <ember/adapt/approach.hpp>
@@ -36,9 +36,10 @@
 
 namespace ember {
 
-/// `warmup(n)`: n transitions of step size and diagonal metric adaptation (step_size(),
-/// diagonal_mass()); `warmup(n, adapters...)` names them (pipeline/stages.hpp).
-inline warmup_stage<step_size_adapter, diagonal_mass_adapter> warmup(std::int64_t n) {
+/// `warmup(n)`: n transitions of step size and metric adaptation (step_size(), auto_mass(): a
+/// diagonal metric, or a dense one where the coordinates correlate enough to pay, adapt/mass.hpp);
+/// `warmup(n, adapters...)` names them (pipeline/stages.hpp).
+inline warmup_stage<step_size_adapter, auto_mass_adapter> warmup(std::int64_t n) {
   return {detail::checked_count("ember::warmup", "n", n, 0), {}};
 }
 

@@ -51,19 +51,21 @@ double gradients_of_transition(K const& k, std::int64_t t) {
   }
 }
 
-/// MALA with warm-up of its step size and a diagonal metric (`warmup(w)`), target acceptance 0.574.
+/// MALA with warm-up of its step size and a diagonal metric, target acceptance 0.574. The
+/// matrix's samplers fix the metric's kind (diagonal, as the peers' defaults), where ember's own
+/// defaults choose it (`auto_mass()`).
 struct adapted_mala {
   char const* name = "mala";
   static constexpr bool needs_gradient = true;
   double target_acceptance = 0.574;
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return mala(U, {}) | warmup(w);
+    return mala(U, {}) | warmup(w, step_size(), diagonal_mass());
   }
 };
 
 /// HMC with L leapfrog steps and its step size jittered over ε(1 ± j), step size and diagonal
-/// metric adapted (`warmup(w)`), target acceptance 0.8.
+/// metric adapted, target acceptance 0.8.
 struct adapted_hmc {
   char const* name = "hmc";
   int integrator_steps = 16;
@@ -72,12 +74,12 @@ struct adapted_hmc {
   double target_acceptance = 0.8;
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return hmc(U, {.integrator_steps = integrator_steps, .jitter = jitter}) | warmup(w);
+    return hmc(U, {.integrator_steps = integrator_steps, .jitter = jitter}) | warmup(w, step_size(), diagonal_mass());
   }
 };
 
 /// NUTS (multinomial, generalised U-turn; kernel/nuts.hpp) with Stan's warm-up of its step size
-/// (towards a mean tree acceptance of 0.8) and diagonal metric (`warmup(w)`). No acceptance gate:
+/// (towards a mean tree acceptance of 0.8) and diagonal metric. No acceptance gate:
 /// its acceptance rate counts transitions that moved, not the statistic it was tuned on.
 struct adapted_nuts {
   char const* name = "nuts";
@@ -86,13 +88,13 @@ struct adapted_nuts {
   double target_acceptance = std::numeric_limits<double>::quiet_NaN();
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return nuts(U, {.max_tree_depth = max_tree_depth}) | warmup(w);
+    return nuts(U, {.max_tree_depth = max_tree_depth}) | warmup(w, step_size(), diagonal_mass());
   }
 };
 
-/// NUTS as `adapted_nuts`, with a dense metric (the draws' covariance in Stan's windows,
-/// `dense_mass()`; D ≤ 64) in place of the diagonal one: the same warm-up budget, a full
-/// preconditioner for posteriors whose coordinates are correlated.
+/// NUTS as `adapted_nuts`, with a dense metric (from the draws' and gradients' covariances in
+/// Stan's windows, `dense_mass()`; D ≤ 64) in place of the diagonal one: the same warm-up budget,
+/// a full preconditioner for posteriors whose coordinates are correlated.
 struct adapted_nuts_dense {
   char const* name = "nuts_dense";
   int max_tree_depth = 10;
@@ -104,15 +106,15 @@ struct adapted_nuts_dense {
   }
 };
 
-/// ChEES-HMC (Hoffman, Radul & Sountsov 2021): step size, diagonal metric and trajectory length
-/// adapted, target acceptance 0.651.
+/// ChEES-HMC (Hoffman, Radul & Sountsov 2021): step size, diagonal metric (as BlackJAX's) and
+/// trajectory length adapted, target acceptance 0.651.
 struct chees_hmc {
   char const* name = "chees_hmc";
   static constexpr bool needs_gradient = true;
   double target_acceptance = 0.651;
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return ember::chees_hmc(U, {.warmup = w});
+    return ember::chees_hmc(U, {.warmup = w}, diagonal_mass());
   }
 };
 

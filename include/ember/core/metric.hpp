@@ -8,7 +8,10 @@
 ///  - `scalar_metric`: M = m I, L = I/√m (ember's default, one multiply folded into the step);
 ///  - `diagonal_metric`: L = diag(s), so M⁻¹ = diag(s²) (s are the target's standard deviations
 ///    when adapted);
-///  - `dense_metric`: L lower triangular, the Cholesky factor of the target's covariance.
+///  - `dense_metric`: L lower triangular, the Cholesky factor of the target's covariance;
+///  - `auto_metric`: a diagonal or a dense one, which of the two decided at run time (a warm-up's
+///    `auto_mass()` decides at each window); the choice is one flag for every chain, so a SIMD
+///    batch or a warp never diverges on it.
 /// Each is a small value that travels with the kernel (dense: D(D+1)/2 numbers).
 
 #include <ember/core/config.hpp>
@@ -117,6 +120,36 @@ struct dense_metric {
       if (!((*this)(i, i) > 0) || !std::isfinite(double((*this)(i, i))))
         throw std::invalid_argument(std::string(who) + ": the dense metric's Cholesky factor must have a positive, "
                                     "finite diagonal (entry " + std::to_string(i) + ")");
+  }
+};
+
+/// A diagonal or a dense metric, chosen at run time: `dense` says which of the two members
+/// applies. What `auto_mass()` adapts (adapt/mass.hpp).
+template <class T, int D>
+struct auto_metric {
+  bool dense = false;
+  diagonal_metric<T, D> diagonal;
+  dense_metric<T, D> full;
+
+  template <class S>
+  EMBER_HD EMBER_INLINE vec<S, D> apply(vec<S, D> const& v) const {
+    return dense ? full.apply(v) : diagonal.apply(v);
+  }
+  template <class S>
+  EMBER_HD EMBER_INLINE vec<S, D> apply_transpose(vec<S, D> const& g) const {
+    return dense ? full.apply_transpose(g) : diagonal.apply_transpose(g);
+  }
+  static auto_metric identity() {
+    auto_metric m;
+    for (int i = 0; i < D; ++i) m.diagonal.scale[i] = T(1);
+    m.full = dense_metric<T, D>::identity();
+    return m;
+  }
+  void validate(char const* who) const {
+    if (dense)
+      full.validate(who);
+    else
+      diagonal.validate(who);
   }
 };
 

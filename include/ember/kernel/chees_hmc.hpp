@@ -1,11 +1,13 @@
 #pragma once
 /// \file
 /// `chees_hmc(U, {.warmup = 1000})`: the sampler to start with for a Bayesian posterior. HMC whose
-/// step size (dual averaging towards a harmonic-mean acceptance of 0.651 over chains), diagonal
-/// metric (Stan's windows, the draws and gradients of all chains pooled) and trajectory length (ChEES, Hoffman,
+/// step size (dual averaging towards a harmonic-mean acceptance of 0.651 over chains), metric
+/// (Stan's windows, the draws and gradients of all chains pooled; diagonal, or dense where the
+/// coordinates correlate enough to pay: `auto_mass()`) and trajectory length (ChEES, Hoffman,
 /// Radul & Sountsov 2021; kept within [ε, 1000ε]) are adapted over `warmup` transitions. It is
-/// `hmc(U, {...}) | warmup(n, step_size(), diagonal_mass(), chees())` with nothing left to choose
-/// but the warm-up's length; it returns that pipeline, so stages follow with `|`:
+/// `hmc(U, {...}) | warmup(n, step_size(), auto_mass(), chees())` with nothing left to choose
+/// but the warm-up's length (`chees_hmc(U, {...}, diagonal_mass())` fixes the metric's kind); it
+/// returns that pipeline, so stages follow with `|`:
 /// `sample(chees_hmc(U) | record(), {.chains = 64, .steps = 1000})`. ChEES adapts from the
 /// ensemble: it needs at least 2 chains (docs/tuning.md says how many pay).
 
@@ -24,10 +26,14 @@ struct chees_hmc_options {
 };
 
 struct chees_hmc_fn {
-  template <class E>
-  auto operator()(E const& U, chees_hmc_options o = {}) const {
+  /// `mass`: the metric's adapter, `auto_mass()` by default (diagonal or dense, chosen at each
+  /// window: adapt/mass.hpp); `diagonal_mass()` or `dense_mass()` to fix the kind.
+  template <class E, class Mass = auto_mass_adapter>
+  auto operator()(E const& U, chees_hmc_options o = {}, Mass mass = {}) const {
+    static_assert(Mass::tunes == tunable::metric,
+                  "ember::chees_hmc: its third argument is the metric's adapter: diagonal_mass(), dense_mass() or auto_mass()");
     return hmc(U, {.divergence_threshold = o.divergence_threshold, .max_integrator_steps = o.max_integrator_steps}) |
-           ember::warmup(o.warmup, step_size(), diagonal_mass(), chees());
+           ember::warmup(o.warmup, step_size(), mass, chees());
   }
 };
 inline constexpr chees_hmc_fn chees_hmc{};

@@ -126,6 +126,9 @@ struct underdamped_langevin_kernel {
   static constexpr int dim = E::dim;
   /// What a warm-up's step_size() aims at: the acceptance of its warm-up form (file comment).
   static constexpr double target_acceptance = 0.9;
+  /// Its metric is diagonal or its options' scalar mass (whitened momentum): `auto_mass()` adapts
+  /// it as `diagonal_mass()` does.
+  static constexpr bool diagonal_metric_only = true;
   /// No accept step: every transition is kept (a result reports no target acceptance).
   static constexpr bool unadjusted = true;
 
@@ -177,7 +180,7 @@ struct underdamped_langevin_kernel {
   auto with_metric(M const& m) const {
     static_assert(std::is_same_v<M, diagonal_metric<value_type, dim>> || std::is_same_v<M, Metric>,
                   "ember::underdamped_langevin adapts a diagonal metric only: use warmup(n) or "
-                  "warmup(n, step_size(), diagonal_mass()), not dense_mass()");
+                  "warmup(n, step_size(), diagonal_mass()), not dense_mass() or auto_mass()");
     if constexpr (std::is_same_v<M, Metric> && !std::is_same_v<M, diagonal_metric<value_type, dim>>) {
       return *this;  // the scalar mass of the options (a checkpoint's metric is that one)
     } else {

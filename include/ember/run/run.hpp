@@ -226,9 +226,16 @@ class run {
       T const* eps = h.slots.data() + std::int64_t(state_type::step_size_slot) * h.stride;
       a.step_sizes.assign(eps, eps + chains_);
     }
-    if constexpr (requires { k.metric.scale[0]; }) {
+    if constexpr (requires { k.metric.dense; }) {  // auto_mass(): the one it chose
+      a.dense_metric = k.metric.dense;
+      if (k.metric.dense)
+        for (auto v : k.metric.full.lower) a.metric_scale.push_back(double(v));
+      else
+        for (int i = 0; i < D; ++i) a.metric_scale.push_back(double(k.metric.diagonal.scale[i]));
+    } else if constexpr (requires { k.metric.scale[0]; }) {
       for (int i = 0; i < D; ++i) a.metric_scale.push_back(double(k.metric.scale[i]));
     } else if constexpr (requires { k.metric.lower[0]; }) {
+      a.dense_metric = true;
       for (auto v : k.metric.lower) a.metric_scale.push_back(double(v));
     } else if constexpr (requires { k.metric.scale; }) {
       a.metric_scale.push_back(double(k.metric.scale));

@@ -259,7 +259,8 @@ nb::dict result_dict(result<T, D> const& res, U const& energy) {
   auto const& a = res.adapted();
   st["step_size"] = a.step_size;
   st["trajectory_length"] = a.trajectory_length;
-  st["metric_scale"] = a.metric_scale;
+  st["metric_scale"] = a.metric_scale;  // standard deviations, or the dense metric's L row by row
+  st["dense_metric"] = a.dense_metric;
   st["restarted_chains"] = a.restarted_chains + a.restarted_high_energy_chains;
   out["stats"] = st;
 
