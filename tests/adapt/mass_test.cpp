@@ -56,10 +56,11 @@ std::vector<double> window_sums(std::vector<std::array<double, D>> const& xs) {
 }
 
 // Draws x = μ + c L z (c = 1: the target; c = 3: three times too wide) and their gradients
-// ∇U = Σ⁻¹(x − μ) = c L⁻ᵀ z, as one window.
+// ∇U = Σ⁻¹(x − μ) = c L⁻ᵀ z, as one window; gk ≠ 1 scales the gradients as a target whose draws
+// and gradients disagree with any one Gaussian would (a window that does not look Gaussian).
 template <int D>
 void gaussian_window(std::array<std::array<double, D>, D> const& S, double c, int n, std::uint32_t seed,
-                     ember::pooled_covariance<D, true>& x, ember::pooled_covariance<D, true>& g) {
+                     ember::pooled_covariance<D, true>& x, ember::pooled_covariance<D, true>& g, double gk = 1) {
   auto const L = cholesky<D>(S);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
@@ -69,8 +70,8 @@ void gaussian_window(std::array<std::array<double, D>, D> const& S, double c, in
     for (auto& v : z) v = normal(rng);
     for (int i = 0; i < D; ++i)
       for (int j = 0; j <= i; ++j) xv[std::size_t(i)] += c * L[i][j] * z[std::size_t(j)];
-    for (int i = D - 1; i >= 0; --i) {  // Lᵀ w = c z
-      double a = c * z[std::size_t(i)];
+    for (int i = D - 1; i >= 0; --i) {  // Lᵀ w = gk c z
+      double a = gk * c * z[std::size_t(i)];
       for (int j = i + 1; j < D; ++j) a -= L[j][i] * gv[std::size_t(j)];
       gv[std::size_t(i)] = a / L[i][i];
     }
@@ -170,6 +171,21 @@ TEST_CASE("auto_mass's choice: dense where coordinates correlate, diagonal where
   // Weak correlation (0.3): a dense metric would save under half the steps; diagonal kept.
   gaussian_window<D>(correlated<D>(0.3), 1.0, 4'000, 8, x, g);
   CHECK_FALSE(ember::auto_metric_from_gradients<float>(x, g, costs).dense);
+  // Draws and gradients that do not fit one Gaussian (the gradients three times too large: both
+  // costs triple, the dense one to about 3): the dense metric must then promise a twentieth of
+  // the diagonal's steps. At correlation 0.8 (a promise of about 6) it is not kept; at 0.99 it is.
+  gaussian_window<D>(correlated<D>(0.8), 1.0, 4'000, 11, x, g);
+  CHECK(ember::auto_metric_from_gradients<float>(x, g, costs).dense);
+  INFO("costs at 0.8: diagonal " << costs[0] << ", dense " << costs[1]);
+  CHECK(costs[0] < 10 * costs[1]);
+  gaussian_window<D>(correlated<D>(0.8), 1.0, 4'000, 11, x, g, 3.0);
+  CHECK_FALSE(ember::auto_metric_from_gradients<float>(x, g, costs).dense);
+  INFO("costs at 0.8, gradients ×3: diagonal " << costs[0] << ", dense " << costs[1]);
+  CHECK(costs[1] > 2);
+  gaussian_window<D>(correlated<D>(0.99), 1.0, 4'000, 12, x, g, 3.0);
+  CHECK(ember::auto_metric_from_gradients<float>(x, g, costs).dense);
+  INFO("costs at 0.99, gradients ×3: diagonal " << costs[0] << ", dense " << costs[1]);
+  CHECK(costs[0] > 20 * costs[1]);
   // The two members agree with the separate estimates, bit for bit.
   auto const diag = ember::diagonal_metric_from_gradients<float>(ember::diagonal_of(x), ember::diagonal_of(g));
   auto const full = ember::dense_metric_from_gradients<float>(x, g);

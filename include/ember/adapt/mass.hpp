@@ -5,9 +5,10 @@
 /// (adapt/covariance.hpp). By default from draws and gradients, where the kernel's state holds ∇U
 /// at its position: the diagonal σᵢ² = √(Var xᵢ / Var ∂ᵢU) (nutpie's), the dense its matrix form,
 /// the geometric mean Σx # Σg⁻¹ (D ≤ 64); both equal the covariance on a Gaussian target and are
-/// robust to chains still on their way in. `{.gradients = false}`: Stan's, from the draws alone. `auto_mass()` estimates both and keeps, at each window, the dense one only where it
-/// promises fewer than half the diagonal's leapfrog steps (`auto_metric_from_gradients`). At the
-/// end of each window the metric is the window's estimate; the step size then restarts
+/// robust to chains still on their way in. `{.gradients = false}`: Stan's, from the draws alone.
+/// `auto_mass()` estimates both and keeps, at each window, the dense one only where it promises
+/// fewer than half the diagonal's leapfrog steps and the window looks Gaussian, or a twentieth
+/// where it does not (`auto_metric_from_gradients`). At the end of each window the metric is the window's estimate; the step size then restarts
 /// (adapt/step_size.hpp) and ChEES carries its T into the new metric's time (adapt/chees.hpp). An
 /// adapter (adapt/adapter.hpp).
 
