@@ -321,9 +321,6 @@ auto_metric<T, D> auto_metric_from_gradients(pooled_covariance<D, true> const& x
     costs[1] = dense;
   }
   m.dense = std::isfinite(diag) && std::isfinite(dense) && (diag > 20 * dense || (diag > 2 * dense && dense <= 2));
-#ifdef EMBER_DEBUG_AUTO_METRIC
-  std::fprintf(stderr, "auto_metric n %.0f diag %.3g dense %.3g -> %s\n", x.n, diag, dense, m.dense ? "dense" : "diag");
-#endif
   return m;
 }
 
