@@ -21,7 +21,7 @@ namespace ember_test {
 template <class Pipe, class Backend>
 void check_pipeline_in_pieces(Pipe const& pipe, Backend const& backend);
 
-// A run in pieces, with warm-up (step size and diagonal metric, pooled or per chain; ChEES) and a
+// A run in pieces, with warm-up (step size and metric, pooled or per chain; ChEES) and a
 // checkpoint in the middle, equals the run in one piece, bit for bit.
 template <class Backend>
 void check_run_in_pieces(Backend const& backend) {

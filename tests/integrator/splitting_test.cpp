@@ -127,7 +127,7 @@ TEST_CASE("hmc_with a splitting takes the metric a warm-up adapts, diagonal or d
   // transitions of HMC with an adapted metric relax any start far below the standard errors.
   ember_test::gaussian10 g;
   auto kernel = hmc_with<splitting<B(1, 2), A, B(1, 2)>>(g.energy(), {.integrator_steps = 6});
-  auto diagonal = sample(kernel | warmup(400) | burn_in(300), {.chains = 10'000, .steps = 1, .seed = 13});
+  auto diagonal = sample(kernel | warmup(400, step_size(), diagonal_mass()) | burn_in(300), {.chains = 10'000, .steps = 1, .seed = 13});
   ember_test::check_gaussian_moments<decltype(diagonal), 10>(diagonal, g.mu, g.sigma, ember_test::gaussian10::pairs());
   auto dense = sample(kernel | warmup(400, step_size(), dense_mass()) | burn_in(300), {.chains = 10'000, .steps = 1, .seed = 14});
   ember_test::check_gaussian_moments<decltype(dense), 10>(dense, g.mu, g.sigma, ember_test::gaussian10::pairs());

@@ -31,7 +31,9 @@ TEST_CASE("hmc has no default trajectory: without L or T, or ChEES to adapt T, i
   CHECK_THROWS_WITH(sample(hmc(U) | warmup(100) | record(), {.chains = 8, .steps = 10, .seed = 1}), Catch::StartsWith(sentence));
   CHECK_NOTHROW(hmc(U, {.step_size = 0.1, .integrator_steps = 5}));
   CHECK_NOTHROW(hmc(U, {.step_size = 0.1, .trajectory_length = 1.5}));
-  // chees_hmc: step size, diagonal metric and trajectory length adapted; a pipeline that takes stages.
+  // chees_hmc: step size, metric and trajectory length adapted; a pipeline that takes stages. The
+  // metric is diagonal here (auto_mass() keeps it on this target), so the spelled-out pipeline
+  // below with diagonal_mass() makes the same draws.
   auto r = sample(chees_hmc(U, {.warmup = 400}) | record(), {.chains = 32, .steps = 200, .seed = 3, .progress = false});
   auto const a = r.adapted();
   CHECK(a.step_size > 0);

@@ -88,11 +88,13 @@ struct mass_adapter {
   static constexpr tunable tunes = tunable::metric;
 
   /// Whether kernel K's windows sum the dense (co)variance: `auto_mass()` is `diagonal_mass()` for
-  /// kernels whose metric is diagonal only (the underdamped Langevin kernels) and above 64
-  /// dimensions (dense_metric's bound).
+  /// kernels whose metric is diagonal only (the underdamped Langevin kernels), for kernels whose
+  /// state does not hold ∇U (no gradients to judge by), and above 64 dimensions (dense_metric's
+  /// bound).
   template <class K>
   static constexpr bool dense_sums = Kind == metric_kind::dense ||
-                                     (Kind == metric_kind::automatic && K::dim <= 64 && !detail::diagonal_metric_only<K>);
+                                     (Kind == metric_kind::automatic && K::dim <= 64 && !detail::diagonal_metric_only<K> &&
+                                      detail::state_gradient_is_current<K>());
 
   template <class K, class Warmup>
   static consteval bool fits() {
@@ -193,10 +195,10 @@ using auto_mass_adapter = mass_adapter<metric_kind::automatic>;
 
 /// `diagonal_mass()`, `diagonal_mass({.gradients = false})`.
 inline constexpr diagonal_mass_adapter diagonal_mass(diagonal_mass_adapter o = {}) { return o; }
-/// `dense_mass()` (from the draws), `dense_mass({.gradients = true})` (from draws and gradients).
+/// `dense_mass()` (from draws and gradients), `dense_mass({.gradients = false})` (from the draws).
 inline constexpr dense_mass_adapter dense_mass(dense_mass_adapter o = {}) { return o; }
-/// `auto_mass()`: diagonal or dense, decided at each window (above); `{.gradients = false}`: both
-/// candidates from the draws alone.
+/// `auto_mass()`: diagonal or dense, decided at each window (above); `{.gradients = false}`: the
+/// diagonal metric from the draws (which cannot tell a correlation from chains in transit).
 inline constexpr auto_mass_adapter auto_mass(auto_mass_adapter o = {}) { return o; }
 
 }  // namespace ember

@@ -266,7 +266,10 @@ struct warmup_state<Kernel, warmup_stage<A...>> {
   }
   static bool metric_differs(kernel_params<Kernel> const& a, kernel_params<Kernel> const& b) {
     if (!a.metric || !b.metric) return bool(a.metric) != bool(b.metric);
-    return std::memcmp(&*a.metric, &*b.metric, sizeof *a.metric) != 0;
+    if constexpr (requires { *a.metric == *b.metric; })
+      return !(*a.metric == *b.metric);  // auto_metric: its padding is not compared
+    else
+      return std::memcmp(&*a.metric, &*b.metric, sizeof *a.metric) != 0;
   }
 };
 

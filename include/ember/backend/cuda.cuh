@@ -383,7 +383,8 @@ class backend::cuda::storage {
                     detail::cuda_param_limit,
                 "ember::backend::cuda: this kernel's parameters (energy, metric and tracked statistics) do not fit in a kernel launch's "
                 "parameter block (32,764 bytes with CUDA >= 12.1, 4,096 before); keep large parameters in a data "
-                "set in device memory, use a diagonal metric, or sample it with backend::cpu");
+                "set in device memory, use a diagonal metric (warmup(n, step_size(), diagonal_mass()): the default "
+                "auto_mass() carries a dense one too up to 64 dimensions), or sample it with backend::cpu");
 
   storage() = default;
   storage(cuda const& be, std::int64_t chains) : be_(be), chains_(chains), stride_(chains) {

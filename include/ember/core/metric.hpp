@@ -18,6 +18,8 @@
 #include <ember/core/vec.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -123,13 +125,20 @@ struct dense_metric {
   }
 };
 
-/// A diagonal or a dense metric, chosen at run time: `dense` says which of the two members
-/// applies. What `auto_mass()` adapts (adapt/mass.hpp).
+/// A diagonal or a dense metric, chosen at run time: `dense` (0 or 1) says which of the two
+/// members applies. What `auto_mass()` adapts (adapt/mass.hpp). The flag is an integer, not a
+/// bool: checkpoints read it back from a file's bytes. Compared member by member (`==`), since a
+/// float metric of odd size ends in padding.
 template <class T, int D>
 struct auto_metric {
-  bool dense = false;
+  std::int64_t dense = 0;
   diagonal_metric<T, D> diagonal;
   dense_metric<T, D> full;
+
+  friend bool operator==(auto_metric const& a, auto_metric const& b) {
+    return a.dense == b.dense && std::memcmp(a.diagonal.scale.v, b.diagonal.scale.v, sizeof a.diagonal.scale.v) == 0 &&
+           std::memcmp(a.full.lower, b.full.lower, sizeof a.full.lower) == 0;
+  }
 
   template <class S>
   EMBER_HD EMBER_INLINE vec<S, D> apply(vec<S, D> const& v) const {

@@ -45,7 +45,7 @@ struct adjusted_mclmc_options {
   std::optional<double> step_size = std::nullopt;  ///< ε > 0; leave it out when a warm-up adapts it
   double trajectory_length = 0;        ///< L > 0, the mean trajectory time; 0: a warm-up adapts it
   bool random_length = true;           ///< n of transition t quasi-random around L/ε (false: ⌈L/ε⌉)
-  double mass = 1;                     ///< scalar mass m > 0 (a warm-up adapts a diagonal metric)
+  double mass = 1;                     ///< scalar mass m > 0 (a warm-up adapts a metric)
   double divergence_threshold = 1000;  ///< an energy error above this marks a divergent transition
   int max_integrator_steps = 1024;     ///< cap on the integrator steps of one transition
 };

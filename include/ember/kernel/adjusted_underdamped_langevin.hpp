@@ -92,7 +92,7 @@ struct adjusted_underdamped_langevin_kernel {
   auto with_metric(M const& m) const {
     static_assert(std::is_same_v<M, diagonal_metric<value_type, dim>> || std::is_same_v<M, Metric>,
                   "ember::adjusted_underdamped_langevin adapts a diagonal metric only: use warmup(n) or "
-                  "warmup(n, step_size(), diagonal_mass()), not dense_mass() or auto_mass()");
+                  "warmup(n, step_size(), diagonal_mass()), not dense_mass()");
     if constexpr (std::is_same_v<M, Metric> && !std::is_same_v<M, diagonal_metric<value_type, dim>>) {
       return *this;  // the scalar mass of the options (a checkpoint's metric is that one)
     } else {

@@ -148,7 +148,7 @@ struct hmc_kernel {
     if (integrator_steps == 0 && !(trajectory_length > 0))
       throw std::invalid_argument(
           "ember::hmc: say how long a trajectory is: .integrator_steps = L or .trajectory_length = T, or let a warm-up "
-          "adapt T with warmup(n, step_size(), diagonal_mass(), chees()), which ember::chees_hmc(U) sets up");
+          "adapt T with warmup(n, step_size(), auto_mass(), chees()), which ember::chees_hmc(U) sets up");
     metric.validate("ember::hmc");
     detail::require_divergence_threshold(double(divergence_threshold), "ember::hmc");
     if (!(jitter >= 0 && jitter < 1))

@@ -508,7 +508,7 @@ struct nuts_fn {
     return k;
   }
 };
-/// `nuts(U) | warmup(1000)` (Stan's windows: step size towards 0.8, a diagonal metric);
+/// `nuts(U) | warmup(1000)` (Stan's windows: step size towards 0.8, a metric by `auto_mass()`);
 /// `nuts(U, {.step_size = ε, .max_tree_depth = 12})`; `nuts_with<mclachlan>(U)` integrates with
 /// another palindromic integrator.
 inline constexpr nuts_fn<> nuts{};

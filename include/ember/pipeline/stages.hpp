@@ -102,7 +102,7 @@ auto adapter_rebind(A const& a, K const& k) {
 /// `warmup(n, adapters...)`: n transitions before burn-in during which the adapters tune the
 /// kernel's parameters (adapt/adapter.hpp says what an adapter is; adapt/warmup.hpp folds them);
 /// afterwards it is frozen, so kept draws come from one fixed Markov kernel. `warmup(n)` alone:
-/// step size and diagonal metric (adapt/warmup.hpp).
+/// step size and metric, diagonal or dense (`auto_mass()`, adapt/warmup.hpp).
 template <class... Adapters>
 struct warmup_stage {
   /// Every parameter some adapter tunes.

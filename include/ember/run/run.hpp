@@ -227,7 +227,7 @@ class run {
       a.step_sizes.assign(eps, eps + chains_);
     }
     if constexpr (requires { k.metric.dense; }) {  // auto_mass(): the one it chose
-      a.dense_metric = k.metric.dense;
+      a.dense_metric = k.metric.dense != 0;
       if (k.metric.dense)
         for (auto v : k.metric.full.lower) a.metric_scale.push_back(double(v));
       else
