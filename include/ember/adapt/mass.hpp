@@ -78,9 +78,9 @@ consteval bool state_gradient_is_current() {
 enum class metric_kind { diagonal, dense, automatic };
 
 /// The metric adapter of kind `Kind`. `auto_mass()` adapts an `auto_metric`: at each window's
-/// close the diagonal or the dense estimate, whichever `auto_metric_from_gradients`
-/// (adapt/covariance.hpp) finds takes fewer steps; above 64 dimensions (dense_metric's bound),
-/// and for the underdamped Langevin kernels, it is `diagonal_mass()`.
+/// close the diagonal or the dense estimate, as `auto_metric_from_gradients` (adapt/covariance.hpp)
+/// decides; where it cannot hold or judge a dense metric (`dense_sums`, below) it is
+/// `diagonal_mass()`.
 template <metric_kind Kind>
 struct mass_adapter {
   bool gradients = true;  ///< from draws and gradients (true) or from the draws alone (false)
