@@ -4,8 +4,8 @@
 //   posteriordb_runs [DIR] [SEED] [SAMPLERS] [ONLY]
 //     DIR       bench/posteriordb (data/ and reference/)
 //     SEED      the run's seed (default 1)
-//     SAMPLERS  comma-separated among mala, chees, chees_diag, chees_stan, chees_dense, chees_model, nuts,
-//               nuts_diag, mams
+//     SAMPLERS  comma-separated among mala, chees, chees_651, chees_diag, chees_stan, chees_dense,
+//               chees_model, nuts, nuts_diag, mams
 //               (default mala,chees);
 //               a name with "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws
 //               from std::mt19937_64(SEED) given as `.init`, instead of ember's default starts
@@ -17,7 +17,8 @@
 // Samplers (double precision, 16 chains, ember's default starts, 1,000 warm-up transitions, 1,000
 // kept draws, one thread):
 //   mala         ember::mala(U, {}) | ember::warmup(1000) | ember::record()
-//   chees        ember::chees_hmc(U) | ember::record()            (the default: metric auto_mass())
+//   chees        ember::chees_hmc(U) | ember::record()            (the default: metric auto_mass(), target 0.8)
+//   chees_651    ember::chees_hmc(U, {.target_acceptance = 0.651}) | ember::record()   (ChEES's paper's target)
 //   chees_diag   ember::chees_hmc(U, {}, diagonal_mass()) | ember::record()   (a diagonal metric)
 //   chees_stan   the same with diagonal_mass({.gradients = false}) (Stan's metric estimate)
 //   chees_dense  ember::chees_hmc(U, {}, dense_mass()) | ember::record()
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
     // EMBER_PDB_WARMUP: another warm-up length for chees (the default's is 1,000).
     std::int64_t const warm = std::getenv("EMBER_PDB_WARMUP") ? std::atoll(std::getenv("EMBER_PDB_WARMUP")) : 1000;
     run("chees", [&] { return ember::chees_hmc(U, {.warmup = warm}) | ember::record(); });
+    run("chees_651", [&] { return ember::chees_hmc(U, {.warmup = warm, .target_acceptance = 0.651}) | ember::record(); });
     run("chees_diag", [&] { return ember::chees_hmc(U, {.warmup = warm}, ember::diagonal_mass()) | ember::record(); });
     run("chees_stan", [&] {  // a diagonal metric from the draws alone (Stan's estimate)
       return ember::chees_hmc(U, {.warmup = warm}, ember::diagonal_mass({.gradients = false})) | ember::record();

@@ -123,6 +123,16 @@ class Run:
         return f"<ember.Run {self.energy.name} {self.sampler}: {self.transitions}/{self.total} transitions, {self.chains} chains>"
 
 
+def _target(sampler, target_accept):
+    if target_accept is None:
+        return 0.0
+    if sampler == "ula":
+        raise ValueError("sampler 'ula' adapts no step size; target_accept is for the samplers with a warm-up")
+    if not (isinstance(target_accept, numbers.Real) and 0 < target_accept < 1):
+        raise ValueError(f"target_accept must be an acceptance rate in (0, 1), got {target_accept!r}")
+    return float(target_accept)
+
+
 def _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size):
     if not isinstance(energy, Energy):
         raise TypeError(f"ember samples an ember.Energy (from ember.targets, ember.models or ember.compile), got "
@@ -158,18 +168,21 @@ def _init_array(init, chains, dim):
     return _checked_array("init", init)
 
 
-def start(energy, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=1, seed=0, step_size=None, init=None):
+def start(energy, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=1, seed=0, step_size=None, init=None,
+          target_accept=None):
     """A run at transition 0 (see `sample` for the arguments); `Run.advance` moves it."""
     chains, warmup, draws, thin, seed, step_size = _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size)
-    h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, _init_array(init, chains, energy.dim))
+    h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, _init_array(init, chains, energy.dim),
+                           _target(sampler, target_accept))
     return Run(energy, h, draws, thin)
 
 
-def load(energy, path, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=1, step_size=None):
+def load(energy, path, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=1, step_size=None, target_accept=None):
     """The run saved at `path` by `Run.save`, continued; the settings must be the saved run's
-    (a checkpoint of another pipeline or energy is refused, naming the difference)."""
+    (a checkpoint of another pipeline or energy is refused, naming the difference). Without
+    `target_accept` the run goes on with its saved target; another one named is refused."""
     chains, warmup, draws, thin, _, step_size = _settings(energy, sampler, chains, warmup, draws, thin, 0, step_size)
-    h = energy._impl.load(sampler, str(path), chains, warmup, thin, step_size)
+    h = energy._impl.load(sampler, str(path), chains, warmup, thin, step_size, _target(sampler, target_accept))
     if h.chains != chains or h.warmup != warmup:
         raise ValueError(f"{path} holds a run of {h.chains} chains with a warm-up of {h.warmup} transitions; "
                          f"load was asked for {chains} and {warmup}")
@@ -177,7 +190,7 @@ def load(energy, path, sampler="chees_hmc", chains=4, warmup=None, draws=1000, t
 
 
 def sample(energy, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=1, seed=0, step_size=None, init=None,
-           progress=None):
+           progress=None, target_accept=None):
     """Sample `energy` with `chains` chains: `warmup` adaptive transitions (default 1000; none for
     "ula"), then `draws` × `thin` transitions of which every `thin`-th is kept. Returns a `Fit`.
 
@@ -185,10 +198,14 @@ def sample(energy, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=
     with `step_size` and no warm-up). seed: the Philox key (same seed, same draws). init: start
     states (chains × dim, in the sampler's unconstrained coordinates); default uniform(−2, 2).
     progress: None (a bar on a terminal or in a notebook when the run lasts), True, False, or a
-    callable progress(done, total, warming_up, acceptance, divergent).
+    callable progress(done, total, warming_up, acceptance, divergent). target_accept: the acceptance
+    the warm-up tunes the step size towards (default: the sampler's own, chees_hmc 0.8 for the
+    harmonic mean over chains, nuts 0.8, mams 0.9, mala 0.574); raise it (0.9, 0.95) where the
+    summary reports divergent transitions.
     """
     chains, warmup, draws, thin, seed, step_size = _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size)
-    h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, _init_array(init, chains, energy.dim))
+    h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, _init_array(init, chains, energy.dim),
+                           _target(sampler, target_accept))
     n = warmup + draws * thin
     try:
         with progress_bar(progress, n, sampler) as report:

@@ -217,6 +217,8 @@ def test_target_reference_banana():
         ({"seed": -1}, ValueError, "seed must be at least 0"),
         ({"init": np.zeros((3, 10))}, ValueError, "init must have shape"),
         ({"init": np.full((4, 10), np.nan)}, ValueError, "non-finite"),
+        ({"target_accept": 1.0}, ValueError, r"target_accept must be an acceptance rate in \(0, 1\)"),
+        ({"target_accept": float("nan")}, ValueError, "target_accept must be"),
     ],
 )
 def test_bad_arguments(eight, kwargs, error, words):
@@ -224,6 +226,34 @@ def test_bad_arguments(eight, kwargs, error, words):
     args.update(kwargs)
     with pytest.raises(error, match=words):
         ember.sample(eight, **args)
+
+
+def test_target_accept(eight, tmp_path):
+    # The default is each sampler's own target (chees_hmc: 0.8 for the harmonic mean over chains);
+    # naming it changes no draw, and a higher one raises the transitions' mean acceptance statistic.
+    for sampler, own in (("chees_hmc", 0.8), ("nuts", 0.8), ("mala", 0.574)):
+        args = dict(sampler=sampler, chains=4, warmup=300, draws=100, seed=4, progress=False)
+        base = ember.sample(eight, **args)
+        same = ember.sample(eight, target_accept=own, **args)
+        high = ember.sample(eight, target_accept=0.95, **args)
+        np.testing.assert_array_equal(base.draws, same.draws)
+        if sampler == "nuts":  # its acceptance statistic is not its acceptance rate: no run-level target
+            assert math.isnan(base.stats["target_acceptance"]) and math.isnan(high.stats["target_acceptance"])
+        else:
+            assert base.stats["target_acceptance"] == pytest.approx(own)
+            assert high.stats["target_acceptance"] == pytest.approx(0.95)
+        assert high.sample_stats["acceptance_rate"].mean() > base.sample_stats["acceptance_rate"].mean()
+    with pytest.raises(ValueError, match="'ula' adapts no step size"):
+        ember.sample(ember.targets.banana(), sampler="ula", step_size=0.1, target_accept=0.9, progress=False)
+    # A checkpoint goes on with its own target; another one named is refused.
+    run = ember.start(eight, chains=4, warmup=100, draws=10, seed=2, target_accept=0.9)
+    run.advance(50)
+    path = tmp_path / "target.ckpt"
+    run.save(path)
+    ember.load(eight, path, chains=4, warmup=100, draws=10)
+    ember.load(eight, path, chains=4, warmup=100, draws=10, target_accept=0.9)
+    with pytest.raises(Exception, match="another target acceptance"):
+        ember.load(eight, path, chains=4, warmup=100, draws=10, target_accept=0.8)
 
 
 def test_bad_data():

@@ -3,6 +3,7 @@
 // in), `auto_mass()` takes the dense metric where coordinates correlate and the diagonal one where
 // they do not or where it cannot judge (bit for bit `diagonal_mass()` there), and samplers with it
 // have the target's means (z-tests against Monte-Carlo standard errors).
+#include "generic/sampler_checks.hpp"
 #include <ember/ember.hpp>
 
 #include <catch2/catch.hpp>
@@ -29,19 +30,6 @@ std::array<std::array<double, D>, D> correlated(double rho) {
   return S;
 }
 
-// Cholesky factor of S (row-major, lower).
-template <int D>
-std::array<std::array<double, D>, D> cholesky(std::array<std::array<double, D>, D> const& S) {
-  std::array<std::array<double, D>, D> L{};
-  for (int i = 0; i < D; ++i)
-    for (int j = 0; j <= i; ++j) {
-      double a = S[i][j];
-      for (int k = 0; k < j; ++k) a -= L[i][k] * L[j][k];
-      L[i][j] = i == j ? std::sqrt(a) : a / L[j][j];
-    }
-  return L;
-}
-
 // The sums a dense window accumulates (n, Σx, the upper triangle of Σxxᵀ) over n draws.
 template <int D>
 std::vector<double> window_sums(std::vector<std::array<double, D>> const& xs) {
@@ -63,7 +51,7 @@ std::vector<double> window_sums(std::vector<std::array<double, D>> const& xs) {
 template <int D>
 void gaussian_window(std::array<std::array<double, D>, D> const& S, double c, int n, std::uint32_t seed,
                      ember::pooled_covariance<D, true>& x, ember::pooled_covariance<D, true>& g, double gk = 1) {
-  auto const L = cholesky<D>(S);
+  auto const L = ember_test::cholesky<D>(S);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
   std::vector<std::array<double, D>> xs, gs;

@@ -263,5 +263,6 @@ TEST_CASE("a model with named parameters runs in a matrix like a built-in energy
     CHECK(m.rhat_max <= 1.01);
     CHECK(m.grads_sampling > 0);
     CHECK(std::isfinite(m.ess_per_grad));
+    CHECK(m.target_acceptance == 0.651);  // the run's own target: BlackJAX's, not chees_hmc's default 0.8
   }
 }

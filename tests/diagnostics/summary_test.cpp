@@ -133,6 +133,8 @@ TEST_CASE("summary says first, before the table, that divergent chains were drop
   CHECK(has(w[0], "2 of 10 chains diverged"));
   CHECK(has(w[0], "describes the 8 surviving chains only"));
   CHECK(has(w[1], "12 divergent transitions"));
+  CHECK(has(w[1], "raise the target acceptance (chees_hmc(U, {.target_acceptance = 0.9})"));  // how, in the user's terms
+  CHECK(has(w[1], "Python: target_accept=0.9"));
   CHECK(out.find("chains diverged") < out.find("ESS bulk"));
   CHECK(s.draws == 8 * 1000);
   CHECK(std::abs(s.dims[0].mean) < 5 * s.dims[0].mcse);  // the garbage was left out

@@ -134,6 +134,19 @@ void check_ula_exact_law(Backend const& backend) {
   }
 }
 
+// The Cholesky factor (lower, row-major) of a symmetric positive-definite S.
+template <int D>
+std::array<std::array<double, D>, D> cholesky(std::array<std::array<double, D>, D> const& S) {
+  std::array<std::array<double, D>, D> L{};
+  for (int i = 0; i < D; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double a = S[i][j];
+      for (int k = 0; k < j; ++k) a -= L[i][k] * L[j][k];
+      L[i][j] = i == j ? std::sqrt(a) : a / L[j][j];
+    }
+  return L;
+}
+
 // A 10-dimensional Gaussian with non-diagonal covariance Σ_ij = s_i s_j ρ^{|i−j|} (ρ = 0.5,
 // s from 0.8 to 1.2): eigenvalues between about 0.2 and 4.3.
 struct gaussian10 {
@@ -158,16 +171,7 @@ struct gaussian10 {
   // Covariances checked: neighbours (ρ = 0.5), next neighbours and a distant pair (≈ 0).
   static std::vector<std::array<int, 2>> pairs() { return {{0, 1}, {4, 5}, {3, 5}, {0, 9}}; }
   // Σ's Cholesky factor (lower).
-  std::array<std::array<double, D>, D> cholesky() const {
-    std::array<std::array<double, D>, D> l{};
-    for (int i = 0; i < D; ++i)
-      for (int j = 0; j <= i; ++j) {
-        double s = sigma[i][j];
-        for (int k = 0; k < j; ++k) s -= l[i][k] * l[j][k];
-        l[i][j] = i == j ? std::sqrt(s) : s / l[j][j];
-      }
-    return l;
-  }
+  std::array<std::array<double, D>, D> cholesky() const { return ember_test::cholesky<D>(sigma); }
   // n independent draws of N(μ, Σ): chains that start in the target stay in it under an exact
   // kernel, so an error in a kernel's sampling law shows in the moments after a few transitions.
   std::vector<ember::vec<float, D>> exact_draws(std::int64_t n, std::uint64_t seed) const {

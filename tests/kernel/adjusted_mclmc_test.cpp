@@ -142,4 +142,10 @@ TEST_CASE("adjusted mclmc refuses what it cannot run", "[kernel][mams]") {
   CHECK_THROWS_WITH(sample(adjusted_mclmc(U, {.step_size = 0.1}), {.chains = 4, .steps = 1}),
                     Catch::Contains("ember::mams(U)"));
   CHECK_THROWS_WITH(sample(mams(U), {.chains = 1, .steps = 1}), Catch::Contains("at least 2 chains"));
+  CHECK_THROWS_WITH(mams(U, {.target_acceptance = 1}), Catch::StartsWith("ember::mams: target_acceptance must be 0 (the default, 0.9)"));
+  // Another target is the step size's: a higher one, a smaller step.
+  auto const own = sample(mams(U, {.warmup = 300}) | record(), {.chains = 8, .steps = 400, .seed = 2});
+  auto const high = sample(mams(U, {.warmup = 300, .target_acceptance = 0.97}) | record(), {.chains = 8, .steps = 400, .seed = 2});
+  CHECK(high.target_acceptance() == 0.97);
+  CHECK(high.adapted().step_size < own.adapted().step_size);
 }

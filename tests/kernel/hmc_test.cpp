@@ -2,6 +2,7 @@
 #include <ember/ember.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 TEST_CASE("hmc leaves a 10-dimensional correlated gaussian invariant", "[kernel][hmc][statistics]") {
@@ -39,7 +40,7 @@ TEST_CASE("hmc has no default trajectory: without L or T, or ChEES to adapt T, i
   CHECK(a.step_size > 0);
   CHECK(a.trajectory_length > a.step_size);
   CHECK(a.metric_scale.size() == 3);
-  CHECK(r.target_acceptance() == 0.651);
+  CHECK(r.target_acceptance() == 0.8);
   CHECK(r.harmonic_target());
   // The same pipeline as spelled out by hand, draw for draw.
   auto h = sample(hmc(U) | warmup(400, step_size(), diagonal_mass(), chees()) | record(),
@@ -47,4 +48,15 @@ TEST_CASE("hmc has no default trajectory: without L or T, or ChEES to adapt T, i
   auto const x = r.samples().data(), y = h.samples().data();
   REQUIRE(x.size() == y.size());
   CHECK(std::equal(x.begin(), x.end(), y.begin()));
+  // Its target acceptance: another one is the step size's, and one outside (0, 1) is refused
+  // before any work.
+  auto t = sample(chees_hmc(U, {.warmup = 400, .target_acceptance = 0.9}) | record(), {.chains = 32, .steps = 200, .seed = 3, .progress = false});
+  CHECK(t.target_acceptance() == 0.9);
+  CHECK(t.adapted().step_size < a.step_size);
+  auto s = sample(hmc(U) | warmup(400, step_size({.target = 0.9}), auto_mass(), chees()) | record(),
+                  {.chains = 32, .steps = 200, .seed = 3, .progress = false});
+  CHECK(std::ranges::equal(t.samples().data(), s.samples().data()));
+  for (double bad : {1.0, -0.1, std::nan("")})
+    CHECK_THROWS_WITH(chees_hmc(U, {.target_acceptance = bad}),
+                      Catch::StartsWith("ember::chees_hmc: target_acceptance must be 0 (the default, 0.8) or an acceptance rate in (0, 1)"));
 }

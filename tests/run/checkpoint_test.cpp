@@ -186,6 +186,18 @@ TEST_CASE("a checkpoint loaded with another energy, other data or another step s
                Catch::Contains("was written with step size 0.05") && Catch::Contains("this pipeline's kernel has 0.04"));
     CHECK_NOTHROW(decltype(l)::load(lpipe, path));
   }
+  SECTION("a warm-up whose step size aims at another target") {
+    auto pipe = ember::mala(gauss()) | ember::warmup(50, ember::step_size({.target = 0.6})) | ember::record();
+    auto other = ember::mala(gauss()) | ember::warmup(50, ember::step_size({.target = 0.7})) | ember::record();
+    auto unnamed = ember::mala(gauss()) | ember::warmup(50, ember::step_size()) | ember::record();
+    auto r = ember::start(pipe, opt);
+    r.advance(20);
+    r.save(path);
+    CHECK_THAT(message_of<RE>([&] { decltype(r)::load(other, path); }),
+               Catch::Contains("aims at another target acceptance than this pipeline's step_size({.target = ...})"));
+    CHECK_NOTHROW(decltype(r)::load(pipe, path));
+    CHECK_NOTHROW(decltype(r)::load(unnamed, path));  // no target named: the saved run goes on with its own
+  }
   SECTION("another structure") {
     auto pipe = ember::hmc(gauss(), {.step_size = 0.3, .integrator_steps = 3}) | ember::record();
     auto other = ember::hmc(gauss(), {.step_size = 0.3, .integrator_steps = 3}) | ember::burn_in(0) | ember::record();

@@ -14,7 +14,7 @@
 /// averaging keeps ε̄). When the metric changes, `rescale` converts T and that average to the new
 /// metric's time, so neither the kept average nor Adam's next steps mix the two units.
 /// `chees_state` is the arithmetic, `chees_adapter` the adapter (adapt/adapter.hpp); the step size
-/// (adapt/step_size.hpp) then targets harmonic-mean acceptance 0.651. Needs at least 2 chains.
+/// (adapt/step_size.hpp) then targets harmonic-mean acceptance 0.8. Needs at least 2 chains.
 
 #include <ember/adapt/adapter.hpp>
 #include <ember/adapt/step_size.hpp>
@@ -167,7 +167,7 @@ struct chees_adapter {
     static_assert(hmc, "ember::warmup: chees() adapts HMC's trajectory length and needs an hmc kernel");
     static_assert(!hmc || step,
                   "ember::warmup: chees() needs step_size() beside it (the step size then targets harmonic-mean "
-                  "acceptance 0.651): warmup(n, step_size(), diagonal_mass(), chees()), as chees_hmc(U) sets up");
+                  "acceptance 0.8): warmup(n, step_size(), auto_mass(), chees()), as chees_hmc(U) sets up");
     return hmc && step;
   }
 

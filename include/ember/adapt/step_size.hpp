@@ -5,8 +5,8 @@
 /// kernel's own, MALA 0.574, HMC 0.8), from the mean acceptance probability of the live chains at
 /// each warm-up transition, reduced in a fixed order, so the step size depends on nothing but the
 /// seed. When an adapter asks for it (chees(): `harmonic_acceptance`), the harmonic mean over
-/// chains towards 0.651 instead, with γ = 0.2 and μ = log ε₀ (below, why); the harmonic mean
-/// towards the same target while the kernel is in its approach form (adapt/approach.hpp).
+/// chains towards 0.8 instead, with γ = 0.2 and μ = log ε₀ (below, why); the harmonic mean
+/// towards the kernel's target while the kernel is in its approach form (adapt/approach.hpp).
 /// Restarts from its current ε whenever the metric changes (Stan's rule) and when the kernel
 /// leaves its approach form. An adapter (adapt/adapter.hpp).
 
@@ -79,15 +79,21 @@ struct step_size_adapter {
     state s;
     s.harmonic = w.harmonic;
     double t = detail::checked_target(target);
-    if (t == 0) t = s.harmonic ? 0.651 : K::target_acceptance;
+    // ChEES's own 0.651 (Hoffman, Radul & Sountsov; BlackJAX) is optimal on a Gaussian, but on a
+    // hierarchical model its step is too long for the tail of a scale parameter: on the shared
+    // 60-parameter hier_logit, 1,000 + 1,000, 24 seeds, 4 of 24 4-chain runs got a chain stuck
+    // there (R-hat up to 1.07, up to 90 divergent transitions) against 1 of 24 at 0.8, which
+    // costs 13 % of ESS per second at the median of posteriordb's 19 posteriors
+    // (docs/decisions/2026-11-30-chees-target-0.8.md). 0.8 is also Stan's and NumPyro's target.
+    if (t == 0) t = s.harmonic ? 0.8 : K::target_acceptance;
     s.da.target = t;
     if (s.harmonic) {
       // ChEES's pooled acceptance changes from one transition to the next with the Halton
       // length uT (and the harmonic mean with the worst chain). With Stan's γ = 0.05 and
       // μ = log 10ε₀, log ε's iterates over the 50-transition term buffer had a standard
       // deviation of 0.63 on Gaussians, and ε̄, their average, ended at harmonic acceptance
-      // 0.75-0.79 against 0.651. With γ = 0.2 and μ = log ε₀ (the restart's ε is already
-      // adapted; the pull towards 10ε₀ grows with γ): 0.06, and 0.645-0.654.
+      // 0.75-0.79 against a target of 0.651. With γ = 0.2 and μ = log ε₀ (the restart's ε is
+      // already adapted; the pull towards 10ε₀ grows with γ): 0.06, and 0.645-0.654.
       s.da.gamma = 0.2;
       s.da.explore = 1;
     }
@@ -135,6 +141,14 @@ struct step_size_adapter {
   void notes(state const& s, K const&, adapter_notes& n) const {
     n.target_acceptance = s.da.target;
     n.harmonic = s.harmonic != 0;
+  }
+
+  /// A checkpoint whose step size aimed at another target than the one this adapter names is
+  /// refused; with no target named (0), the saved run goes on with its own.
+  char const* refuses(state const& loaded) const {
+    if (target == 0 || target == loaded.da.target) return nullptr;
+    return "was written by a warm-up whose step size aims at another target acceptance than this pipeline's "
+           "step_size({.target = ...}) (chees_hmc's or mams' .target_acceptance); give the saved run's, or none";
   }
 };
 

@@ -107,14 +107,14 @@ struct adapted_nuts_dense {
 };
 
 /// ChEES-HMC (Hoffman, Radul & Sountsov 2021): step size, diagonal metric (as BlackJAX's) and
-/// trajectory length adapted, target acceptance 0.651.
+/// trajectory length adapted, target acceptance 0.651 (as BlackJAX's; chees_hmc's own default is 0.8).
 struct chees_hmc {
   char const* name = "chees_hmc";
   static constexpr bool needs_gradient = true;
   double target_acceptance = 0.651;
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return ember::chees_hmc(U, {.warmup = w}, diagonal_mass());
+    return ember::chees_hmc(U, {.warmup = w, .target_acceptance = target_acceptance}, diagonal_mass());
   }
 };
 

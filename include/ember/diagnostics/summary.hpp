@@ -335,7 +335,8 @@ std::vector<std::string> summary_warnings(Table const& s) {
                   "above the threshold, rejected): the step size is too large somewhere; reduce it. Where the "
                   "curvature changes by orders of magnitude (a funnel's neck, a banana's far arms), no step size "
                   "suits every region and the chains under-visit the stiff one, so moments there are biased: "
-                  "reparametrise (a funnel: non-centred) or raise the target acceptance.",
+                  "reparametrise (a funnel: non-centred) or raise the target acceptance (chees_hmc(U, {.target_acceptance = 0.9}), "
+                  "mams(U, {.target_acceptance = 0.95}), warmup(n, step_size({.target = 0.9}), ...); Python: target_accept=0.9).",
                   (long long)s.divergent_transitions);
     w.emplace_back(b);
   }

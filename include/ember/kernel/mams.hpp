@@ -15,11 +15,14 @@
 #include <ember/pipeline/pipeline.hpp>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace ember {
 
 struct mams_options {
   std::int64_t warmup = 1000;          ///< warm-up transitions
+  double target_acceptance = 0;        ///< the step size's target; 0: the kernel's own, 0.9
   double divergence_threshold = 1000;  ///< an energy error above this marks a divergent transition
   int max_integrator_steps = 1024;     ///< cap on the integrator steps of one transition
 };
@@ -27,8 +30,11 @@ struct mams_options {
 struct mams_fn {
   template <class E>
   auto operator()(E const& U, mams_options o = {}) const {
+    if (!(o.target_acceptance == 0 || (o.target_acceptance > 0 && o.target_acceptance < 1)))
+      throw std::invalid_argument("ember::mams: target_acceptance must be 0 (the default, 0.9) or an acceptance rate in (0, 1), got " +
+                                  std::to_string(o.target_acceptance));
     return adjusted_mclmc(U, {.divergence_threshold = o.divergence_threshold, .max_integrator_steps = o.max_integrator_steps}) |
-           ember::warmup(o.warmup, approach(), step_size(), diagonal_mass(), mams_length());
+           ember::warmup(o.warmup, approach(), step_size({.target = o.target_acceptance}), diagonal_mass(), mams_length());
   }
 };
 inline constexpr mams_fn mams{};

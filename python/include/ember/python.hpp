@@ -142,6 +142,7 @@ struct settings {
   std::int64_t chains = 4, warmup = 1000, thin = 1;
   std::uint64_t seed = 0;
   double step_size = 0;  ///< ula's η (no adaptation)
+  double target_accept = 0;  ///< the step size's target acceptance; 0: the sampler's own
   bool progress_line = false;
 };
 
@@ -151,28 +152,28 @@ struct chees_hmc_sampler {
   static constexpr char const* name = "chees_hmc";
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::chees_hmc(u, {.warmup = s.warmup}) | thin(s.thin) | record() | record_stats();
+    return ember::chees_hmc(u, {.warmup = s.warmup, .target_acceptance = s.target_accept}) | thin(s.thin) | record() | record_stats();
   }
 };
 struct nuts_sampler {
   static constexpr char const* name = "nuts";
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::nuts(u) | warmup(s.warmup) | thin(s.thin) | record() | record_stats();
+    return ember::nuts(u) | warmup(s.warmup, step_size({.target = s.target_accept}), auto_mass()) | thin(s.thin) | record() | record_stats();
   }
 };
 struct mams_sampler {
   static constexpr char const* name = "mams";
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::mams(u, {.warmup = s.warmup}) | thin(s.thin) | record() | record_stats();
+    return ember::mams(u, {.warmup = s.warmup, .target_acceptance = s.target_accept}) | thin(s.thin) | record() | record_stats();
   }
 };
 struct mala_sampler {
   static constexpr char const* name = "mala";
   template <class U>
   static auto pipeline(U const& u, settings const& s) {
-    return ember::mala(u) | warmup(s.warmup) | thin(s.thin) | record() | record_stats();
+    return ember::mala(u) | warmup(s.warmup, step_size({.target = s.target_accept}), auto_mass()) | thin(s.thin) | record() | record_stats();
   }
 };
 struct ula_sampler {
@@ -565,21 +566,21 @@ void bind_energy(nb::module_& m, char const* name) {
       .def(
           "start",
           [](holder const& h, std::string const& sampler, std::int64_t chains, std::int64_t warmup, std::int64_t thin,
-             std::uint64_t seed, double step_size, nb::object init) {
-            settings s{chains, warmup, thin, seed, step_size};
+             std::uint64_t seed, double step_size, nb::object init, double target_accept) {
+            settings s{chains, warmup, thin, seed, step_size, target_accept};
             return detail::make_run<U, Samplers...>(h.energy, sampler, s, init, nullptr);
           },
           nb::arg("sampler"), nb::arg("chains"), nb::arg("warmup"), nb::arg("thin"), nb::arg("seed"),
-          nb::arg("step_size") = 0.0, nb::arg("init") = nb::none(), nb::keep_alive<0, 1>())
+          nb::arg("step_size") = 0.0, nb::arg("init") = nb::none(), nb::arg("target_accept") = 0.0, nb::keep_alive<0, 1>())
       .def(
           "load",
           [](holder const& h, std::string const& sampler, std::string const& path, std::int64_t chains,
-             std::int64_t warmup, std::int64_t thin, double step_size) {
-            settings s{chains, warmup, thin, 0, step_size};
+             std::int64_t warmup, std::int64_t thin, double step_size, double target_accept) {
+            settings s{chains, warmup, thin, 0, step_size, target_accept};
             return detail::make_run<U, Samplers...>(h.energy, sampler, s, nb::none(), &path);
           },
           nb::arg("sampler"), nb::arg("path"), nb::arg("chains"), nb::arg("warmup"), nb::arg("thin"),
-          nb::arg("step_size") = 0.0, nb::keep_alive<0, 1>());
+          nb::arg("step_size") = 0.0, nb::arg("target_accept") = 0.0, nb::keep_alive<0, 1>());
   if constexpr (requires { Factory::reported(vec<double, U::dim>{}); }) {
     cls.def_static(
         "reported",
