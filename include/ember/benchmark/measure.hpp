@@ -196,9 +196,10 @@ void measure(report& out, Target const& target, Sampler const& sampler, boost::h
 
         r.acceptance = res.acceptance_rate();
         r.harmonic_target = res.harmonic_target();
-        // The target the run's warm-up had, where it reports one (NUTS's acceptance statistic is
-        // not its acceptance rate: the sampler's then), so a row never claims a target it did not aim at.
-        if (std::isfinite(res.target_acceptance())) r.target_acceptance = res.target_acceptance();
+        // Where the sampler declares a target (NaN: no acceptance gate), the one the run's warm-up
+        // had, so a row never claims a target it did not aim at (NUTS reports none: its acceptance
+        // statistic is not its acceptance rate, and the sampler's stays).
+        if (std::isfinite(r.target_acceptance) && std::isfinite(res.target_acceptance())) r.target_acceptance = res.target_acceptance();
         r.divergences = res.divergent_transitions() + res.divergent_chains();
         // The reported coordinates of every kept draw, [d][c][i], so each chain's series is contiguous.
         auto const s = res.samples();
