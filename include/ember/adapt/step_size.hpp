@@ -80,11 +80,11 @@ struct step_size_adapter {
     s.harmonic = w.harmonic;
     double t = detail::checked_target(target);
     // ChEES's own 0.651 (Hoffman, Radul & Sountsov; BlackJAX) is optimal on a Gaussian, but on a
-    // hierarchical model its step is too long for the tail of a scale parameter: on the shared
-    // 60-parameter hier_logit, 1,000 + 1,000, 24 seeds, 4 of 24 4-chain runs got a chain stuck
-    // there (R-hat up to 1.07, up to 90 divergent transitions) against 1 of 24 at 0.8, which
-    // costs 13 % of ESS per second at the median of posteriordb's 19 posteriors
-    // (docs/decisions/2026-11-30-chees-target-0.8.md). 0.8 is also Stan's and NumPyro's target.
+    // hierarchical model its step can be too long for the tail of a scale parameter, where a
+    // chain then sticks: on the shared 60-parameter hier_logit, 1,000 + 1,000, 24 seeds, 4 of 24
+    // 4-chain runs ended unhealthy (R-hat up to 1.07, up to 90 divergent transitions) against 1
+    // of 24 at 0.8, which costs 13 % of the ESS per gradient at the median of posteriordb's 19
+    // posteriors (docs/decisions/2026-11-30-chees-target-0.8.md). Stan's and NumPyro's target.
     if (t == 0) t = s.harmonic ? 0.8 : K::target_acceptance;
     s.da.target = t;
     if (s.harmonic) {
