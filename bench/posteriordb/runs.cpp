@@ -5,7 +5,7 @@
 //     DIR       bench/posteriordb (data/ and reference/)
 //     SEED      the run's seed (default 1)
 //     SAMPLERS  comma-separated among mala, chees, chees_651, chees_diag, chees_stan, chees_dense,
-//               chees_model, nuts, nuts_diag, mams
+//               chees_model, nuts, nuts_diag, nuts_pc, nuts_harmonic, mams
 //               (default mala,chees);
 //               a name with "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws
 //               from std::mt19937_64(SEED) given as `.init`, instead of ember's default starts
@@ -25,6 +25,8 @@
 //   chees_model  chees on the posterior's model body (reverse-mode gradient), where it has one
 //   nuts         ember::nuts(U) | ember::warmup(1000) | ember::record()   (Stan's windows, auto_mass())
 //   nuts_diag    ember::nuts(U) | ember::warmup(1000, step_size(), diagonal_mass()) | ember::record()
+//   nuts_pc      ember::nuts(U) | ember::warmup(1000, step_size(per_chain), auto_mass()) | ember::record()
+//   nuts_harmonic  nuts with step_size() aiming at the harmonic mean of acceptance over chains
 //   mams         ember::mams(U) | ember::record()               (MAMS with its warm-up)
 // Per run: the verdict against reference/<name>.json (verdict.hpp: stuck chains, chains off, the
 // largest |z| of constrained means, second moments and unconstrained means, the sd ratios, R̂,
@@ -48,6 +50,23 @@
 namespace pdb = ember::posteriordb;
 
 namespace {
+
+// An adapter that tunes nothing and asks step_size() to aim at the harmonic mean of acceptance
+// over chains (as under chees()): the nuts_harmonic experiment.
+struct harmonic_step_size {
+  static constexpr bool harmonic_acceptance = true;
+  struct state {
+    int unused = 0;
+  };
+  template <class K>
+  state init(K const&, ember::warmup_setup const&) const {
+    return {};
+  }
+  template <class P>
+  void set(state const&, P&) const {}
+  template <class Step>
+  void update(state&, Step const&) const {}
+};
 
 // The energy with a counter of gradient evaluations (one per chain: a SIMD batch counts its width).
 template <class E>
@@ -135,6 +154,12 @@ int main(int argc, char** argv) {
     run("chees_dense", [&] { return ember::chees_hmc(U, {.warmup = warm}, ember::dense_mass()) | ember::record(); });
     run("nuts", [&] { return ember::nuts(U) | ember::warmup(warm) | ember::record(); });
     run("nuts_diag", [&] { return ember::nuts(U) | ember::warmup(warm, ember::step_size(), ember::diagonal_mass()) | ember::record(); });
+    run("nuts_pc", [&] {
+      return ember::nuts(U) | ember::warmup(warm, ember::step_size(ember::per_chain), ember::auto_mass()) | ember::record();
+    });
+    run("nuts_harmonic", [&] {
+      return ember::nuts(U) | ember::warmup(warm, ember::step_size(), ember::auto_mass(), harmonic_step_size{}) | ember::record();
+    });
     run("mams", [&] { return ember::mams(U, {.warmup = warm}) | ember::record(); });
     // The posterior's model body (reverse-mode gradient), where posteriors.hpp has one.
     if constexpr (requires { p.model(); }) {

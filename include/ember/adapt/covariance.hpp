@@ -53,6 +53,17 @@ struct pooled_covariance {
     n = nn;
   }
 
+  /// Dense: the covariance, scatter / (n − 1) without regularisation, as a row-major D × D matrix.
+  std::vector<double> covariance() const
+    requires Dense
+  {
+    std::vector<double> C(std::size_t(D * D));
+    int q = 0;
+    for (int i = 0; i < D; ++i)
+      for (int j = i; j < D; ++j, ++q) C[std::size_t(i * D + j)] = C[std::size_t(j * D + i)] = m2[q] / (n - 1);
+    return C;
+  }
+
   /// The regularised covariance's factor as a metric of value type T.
   template <class T>
   auto metric() const {
@@ -216,13 +227,7 @@ dense_metric<T, D> dense_metric_from_gradients(pooled_covariance<D, true> const&
     for (int i = 0; i < D; ++i) m.lower[i * (i + 1) / 2 + i] = d.scale[i];
     return m;
   };
-  std::vector<double> A(std::size_t(D * D)), B(std::size_t(D * D));
-  int q = 0;
-  for (int i = 0; i < D; ++i)
-    for (int j = i; j < D; ++j, ++q) {
-      A[std::size_t(i * D + j)] = A[std::size_t(j * D + i)] = x.m2[q] / (x.n - 1);
-      B[std::size_t(i * D + j)] = B[std::size_t(j * D + i)] = g.m2[q] / (g.n - 1);
-    }
+  std::vector<double> A = x.covariance(), B = g.covariance();
   std::vector<double> U, la, V, mu;
   detail::symmetric_eigen(A, D, U, la);
   double top = 0;
@@ -242,7 +247,7 @@ dense_metric<T, D> dense_metric_from_gradients(pooled_covariance<D, true> const&
   // draws' scatter over n − 1.
   pooled_covariance<D, true> as_draws;
   as_draws.n = x.n;
-  q = 0;
+  int q = 0;
   for (int i = 0; i < D; ++i)
     for (int j = i; j < D; ++j, ++q) as_draws.m2[q] = 0.5 * (S[std::size_t(i * D + j)] + S[std::size_t(j * D + i)]) * (x.n - 1);
   return as_draws.template metric<T>();
@@ -316,13 +321,8 @@ auto_metric<T, D> auto_metric_from_gradients(pooled_covariance<D, true> const& x
     m.full = dense_metric<T, D>::identity();
     return m;
   }
-  std::vector<double> A(std::size_t(D * D)), B(std::size_t(D * D)), Ld(std::size_t(D * D), 0.0), Lf(std::size_t(D * D), 0.0);
-  int q = 0;
-  for (int i = 0; i < D; ++i)
-    for (int j = i; j < D; ++j, ++q) {
-      A[std::size_t(i * D + j)] = A[std::size_t(j * D + i)] = x.m2[q] / (x.n - 1);
-      B[std::size_t(i * D + j)] = B[std::size_t(j * D + i)] = g.m2[q] / (g.n - 1);
-    }
+  std::vector<double> const A = x.covariance(), B = g.covariance();
+  std::vector<double> Ld(std::size_t(D * D), 0.0), Lf(std::size_t(D * D), 0.0);
   for (int i = 0; i < D; ++i) {
     Ld[std::size_t(i * D + i)] = double(m.diagonal.scale[i]);
     for (int j = 0; j <= i; ++j) Lf[std::size_t(i * D + j)] = double(m.full(i, j));

@@ -24,10 +24,12 @@ namespace ember {
 
 namespace detail {
 /// An adapter's target acceptance: 0 (the kernel's own) or in (0, 1); anything else, NaN
-/// included, is refused rather than read as the default.
-inline double checked_target(double target) {
+/// included, is refused rather than read as the default. `what` and `zero` name the option and
+/// what 0 means in the sentence (`chees_hmc` and `mams` check their own option with it).
+inline double checked_target(double target, char const* what = "ember::step_size: target",
+                             char const* zero = "the kernel's own") {
   if (!(target == 0 || (target > 0 && target < 1)))
-    throw std::invalid_argument("ember::step_size: target must be 0 (the kernel's own) or an acceptance rate in (0, 1), got " +
+    throw std::invalid_argument(std::string(what) + " must be 0 (" + zero + ") or an acceptance rate in (0, 1), got " +
                                 std::to_string(target));
   return target;
 }

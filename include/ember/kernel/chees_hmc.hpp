@@ -16,8 +16,6 @@
 #include <ember/adapt/warmup.hpp>
 
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 namespace ember {
 
@@ -39,9 +37,7 @@ struct chees_hmc_fn {
   auto operator()(E const& U, chees_hmc_options o = {}, Mass mass = {}) const {
     static_assert(Mass::tunes == tunable::metric,
                   "ember::chees_hmc: its third argument is the metric's adapter: diagonal_mass(), dense_mass() or auto_mass()");
-    if (!(o.target_acceptance == 0 || (o.target_acceptance > 0 && o.target_acceptance < 1)))
-      throw std::invalid_argument("ember::chees_hmc: target_acceptance must be 0 (the default, 0.8) or an acceptance rate in (0, 1), got " +
-                                  std::to_string(o.target_acceptance));
+    detail::checked_target(o.target_acceptance, "ember::chees_hmc: target_acceptance", "the default, 0.8");
     return hmc(U, {.divergence_threshold = o.divergence_threshold, .max_integrator_steps = o.max_integrator_steps}) |
            ember::warmup(o.warmup, step_size({.target = o.target_acceptance}), mass, chees());
   }

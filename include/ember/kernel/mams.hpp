@@ -15,8 +15,6 @@
 #include <ember/pipeline/pipeline.hpp>
 
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 namespace ember {
 
@@ -30,9 +28,7 @@ struct mams_options {
 struct mams_fn {
   template <class E>
   auto operator()(E const& U, mams_options o = {}) const {
-    if (!(o.target_acceptance == 0 || (o.target_acceptance > 0 && o.target_acceptance < 1)))
-      throw std::invalid_argument("ember::mams: target_acceptance must be 0 (the default, 0.9) or an acceptance rate in (0, 1), got " +
-                                  std::to_string(o.target_acceptance));
+    detail::checked_target(o.target_acceptance, "ember::mams: target_acceptance", "the default, 0.9");
     return adjusted_mclmc(U, {.divergence_threshold = o.divergence_threshold, .max_integrator_steps = o.max_integrator_steps}) |
            ember::warmup(o.warmup, approach(), step_size({.target = o.target_acceptance}), diagonal_mass(), mams_length());
   }
