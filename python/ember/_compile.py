@@ -298,26 +298,47 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     name = _model_name(source, model)
-    include_dirs = _include_dirs()
-    cxx, compiler_line = _compiler()
-    import nanobind
-
     flags = shlex.split(flags) if isinstance(flags, str) else list(flags)
     if path is not None:
         flags.append(f"-I{os.path.dirname(path)}")  # the file's own #include "..." beside it
+    # Units in parallel, unless the source defines something that units cannot share: an
+    # anonymous namespace (a type of its own in each unit), or, found at the link, a definition
+    # that is not inline (defined in each unit).
+    one_unit = re.search(r"\bnamespace\s*\{", source) is not None
+    shown = path or f"<ember.compile {name}>"
+    mod, so, seconds, from_cache, units = _cached_module(
+        "ember_model_", [source, name, ",".join(samplers), dtype],
+        lambda key, module, cores: _units(source, name, samplers, dtype, key, module, shown, cores),
+        shown, f"{name} ({', '.join(samplers)})", flags, one_unit, verbose, force)
+    return Compiled(mod.Model, name, so, seconds, from_cache, units)
+
+
+def _cached_module(prefix, parts, make_units, shown, what, flags=(), one_unit=False, verbose=True, force=False):
+    """The extension module `prefix` + key, built once into the cache and loaded: the key is `parts`
+    (what the caller builds) with everything else that makes the build (ember's headers, the
+    compiler, its flags and target, the glue's version, Python and nanobind). `make_units(key,
+    module, cores)` gives the units' C++ text; `shown` is the name diagnostics give the user's
+    source; `what` names the build in messages. Returns (module, path, seconds, from_cache, units)."""
+    import fcntl
+
+    import nanobind
+
+    include_dirs = _include_dirs()
+    cxx, compiler_line = _compiler()
+    flags = list(flags)
     target = _target_machine(cxx)
     headers = _headers_digest(include_dirs)
-    key_text = "\n".join([source, name, ",".join(samplers), dtype, headers, compiler_line,
-                          " ".join(_base_flags(include_dirs) + flags), target, _glue_version,
-                          sys.version, nanobind.__version__, sysconfig.get_config_var("EXT_SUFFIX")])
+    key_text = "\n".join(list(parts) + [headers, compiler_line, " ".join(_base_flags(include_dirs) + flags), target,
+                                       _glue_version, sys.version, nanobind.__version__,
+                                       sysconfig.get_config_var("EXT_SUFFIX")])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:20]
-    module = f"ember_model_{key}"
+    module = prefix + key
     cache = os.path.join(_cache_root(), "models")
     os.makedirs(cache, exist_ok=True)
     so = os.path.join(cache, module + sysconfig.get_config_var("EXT_SUFFIX"))
     if force and os.path.exists(so):
         if module in sys.modules:
-            raise RuntimeError(f"ember.compile: {name} is already loaded in this process from the cache; "
+            raise RuntimeError(f"ember.compile: {what} is already loaded in this process from the cache; "
                                "an extension cannot be reloaded (start a new process to rebuild it)")
         os.unlink(so)
     seconds, from_cache, units = 0.0, os.path.exists(so), 0
@@ -331,26 +352,19 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
             print(f"ember: built what every model shares (nanobind's library, ember's precompiled header) into the "
                   f"cache once in {shared_seconds:.1f} s", file=sys.stderr)
         t0 = time.monotonic()
-        shown = path or f"<ember.compile {name}>"
-        # Units in parallel, unless the source defines something that units cannot share: an
-        # anonymous namespace (a type of its own in each unit), or, found at the link, a
-        # definition that is not inline (defined in each unit).
-        one_unit = re.search(r"\bnamespace\s*\{", source) is not None
-        import fcntl
-
         with open(os.path.join(os.path.dirname(nb_obj), "lock"), "a") as in_use:
             fcntl.flock(in_use, fcntl.LOCK_SH)  # the shared parts stay while the units read them
+            build = lambda cores: _build(cxx, precompiled, include_dirs, flags, nb_obj, make_units(key, module, cores),
+                                         module, shown, so, cache)
             try:
-                units = _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module,
-                               shown, 1 if one_unit else _cores(), so, cache)
+                units = build(1 if one_unit else _cores())
             except CompileError as e:
                 if one_unit or "multiple definition" not in str(e):
                     raise
-                units = _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module,
-                               shown, 1, so, cache)
+                units = build(1)
         seconds = time.monotonic() - t0
         if verbose:
-            print(f"ember: compiled {name} ({', '.join(samplers)}) in {seconds:.1f} s", file=sys.stderr)
+            print(f"ember: compiled {what} in {seconds:.1f} s", file=sys.stderr)
     mod = sys.modules.get(module)  # an extension loads once per process
     if mod is None:
         loader = importlib.machinery.ExtensionFileLoader(module, so)
@@ -358,7 +372,36 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
         mod = importlib.util.module_from_spec(spec)
         loader.exec_module(mod)
         sys.modules[module] = mod
-    return Compiled(mod.Model, name, so, seconds, from_cache, units)
+    return mod, so, seconds, from_cache, units
+
+
+# The widest network input ember.nn compiles on demand: a chain's state and gradient are In
+# floats in each of a SIMD batch's lanes, on the stack of the thread that runs it.
+MAX_NETWORK_INPUT = 4096
+
+
+def network_class(width, verbose=True):
+    """ember.nn's network class (`mlp<float, width, nn::any, dynamic>`, bound as ember._core binds
+    its fixed input widths) for an input width outside that set: compiled once into the cache (one
+    unit, seconds) and imported from it afterwards."""
+    width = int(width)
+    if not 1 <= width <= MAX_NETWORK_INPUT:
+        raise ValueError(f"ember.nn takes input widths from 1 to {MAX_NETWORK_INPUT}, got {width}")
+    if width in _network_classes:
+        return _network_classes[width]
+    shown = f"<ember.nn input width {width}>"
+
+    def units(key, module, cores):
+        return ["\n".join([f"#define EMBER_PYTHON_NAMESPACE m_{key}", "#include <ember/python.hpp>",
+                           f"NB_MODULE({module}, m) {{ ember::python::bind_mlp<{width}>(m, \"MLP_in{width}\"); }}"]) + "\n"]
+
+    mod = _cached_module("ember_nn_", ["ember.nn network", str(width)], units, shown,
+                         f"ember.nn's network of input width {width}", one_unit=True, verbose=verbose)[0]
+    _network_classes[width] = getattr(mod, f"MLP_in{width}")
+    return _network_classes[width]
+
+
+_network_classes = {}
 
 
 def _units(source, name, samplers, dtype, key, module, shown, cores):
@@ -403,11 +446,9 @@ def _cores():
         return os.cpu_count() or 1
 
 
-def _build(cxx, precompiled, include_dirs, flags, nb_obj, source, name, samplers, dtype, key, module, shown, cores, so,
-           cache):
-    """Compiles the model's units at once and links them with nanobind's library into `so`;
+def _build(cxx, precompiled, include_dirs, flags, nb_obj, units, module, shown, so, cache):
+    """Compiles the units (C++ texts) at once and links them with nanobind's library into `so`;
     raises CompileError with the messages of the first unit that failed, or of the link."""
-    units = _units(source, name, samplers, dtype, key, module, shown, cores)
     base = [cxx] + (["-include", precompiled] if precompiled else []) + _base_flags(include_dirs) + flags
     work = tempfile.mkdtemp(prefix=module, dir=cache)
     try:

@@ -9,7 +9,9 @@ weights of a `torch.nn.Sequential` MLP, negatives returned as tensors (docs/pyth
 
 Any hidden widths and any of the activations in `ACTIVATIONS` work without a compiler, for the
 input widths compiled into ember._core (`INPUT_WIDTHS`): the network's widths are read from the
-model at run time (C++ `mlp<float, In, nn::any, dynamic>`). Its weights are read at every call
+model at run time (C++ `mlp<float, In, nn::any, dynamic>`). Another input width (up to 4096) is
+compiled once, the first time a network of it is made (seconds, through ember.compile's cache), and
+imported from the cache afterwards. Its weights are read at every call
 (one copy of θ into ember's layout, ~17,000 floats for 2-128-128-1), so optimiser steps between
 calls are seen. Arrays may be NumPy arrays or CPU torch tensors (float32, C-contiguous); a torch
 tensor in gives a torch tensor out, sharing the memory ember wrote (no copy).
@@ -20,7 +22,8 @@ from . import _core
 
 __all__ = ["Langevin", "PersistentChains", "INPUT_WIDTHS", "ACTIVATIONS"]
 
-# Input widths compiled into ember._core (python/src/nn.cpp); hidden widths are free.
+# Input widths compiled into ember._core (python/src/nn.cpp); hidden widths are free. Others are
+# compiled on first use (ember._compile.network_class).
 INPUT_WIDTHS = tuple(sorted(int(n[len("MLP_in"):]) for n in dir(_core) if n.startswith("MLP_in") and n[len("MLP_in"):].isdigit()))
 # ember's activation names (C++ nn::any::named), and torch.nn's modules that compute them.
 ACTIVATIONS = ("silu", "relu", "leaky_relu", "elu", "gelu", "gelu_tanh", "softplus", "tanh", "sigmoid")
@@ -85,11 +88,19 @@ def _network(shape):
         raise ValueError("a network's shape is (input width, hidden widths, activation[, parameter]), got " + repr(shape))
     width, hidden, act = int(shape[0]), tuple(int(h) for h in shape[1]), str(shape[2])
     parameter = shape[3] if len(shape) == 4 else None
-    if width not in INPUT_WIDTHS:
-        raise ValueError(f"input width {width} is not compiled into ember.nn (it has: {', '.join(map(str, INPUT_WIDTHS))})")
     if act not in ACTIVATIONS:
         raise ValueError(f"activation {act!r} is not one of ember.nn's ({', '.join(ACTIVATIONS)})")
-    return getattr(_core, f"MLP_in{width}")(list(hidden), act, parameter)
+    if width in INPUT_WIDTHS:
+        cls = getattr(_core, f"MLP_in{width}")
+    else:
+        from ._compile import network_class
+
+        try:
+            cls = network_class(width)
+        except RuntimeError as e:  # no compiler, or no headers: say what the fixed set has
+            raise RuntimeError(f"input width {width} is not compiled into ember.nn (it has: "
+                               f"{', '.join(map(str, INPUT_WIDTHS))}), and compiling it failed: {e}") from e
+    return cls(list(hidden), act, parameter)
 
 
 def _points(x, width, what):
@@ -121,8 +132,8 @@ class Langevin:
     """Langevin steps x ← x − η∇E(x) + s√(2η)ξ on the energy E of `net` (its current weights at
     each call), by ember's fused ULA over SIMD batches of chains and the machine's threads.
 
-    net: a torch.nn.Sequential MLP (Linear, activation, ..., Linear to one output) whose input width
-    is in INPUT_WIDTHS, or `(shape, theta)` with shape = (input width, hidden widths, activation
+    net: a torch.nn.Sequential MLP (Linear, activation, ..., Linear to one output) (an input width
+    outside INPUT_WIDTHS is compiled the first time), or `(shape, theta)` with shape = (input width, hidden widths, activation
     name[, parameter]) and theta a flat float32 array in PyTorch's parameter order. Each call draws fresh noise: its stream's key is a
     hash of (seed, number of calls so far), so a run of calls is reproducible from the seed."""
 

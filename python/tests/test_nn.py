@@ -72,8 +72,9 @@ def test_refusals():
         lv(np.full((4, 2), np.nan, np.float32), 1)
     with pytest.raises(ValueError, match="parameters"):
         ember.nn.Langevin((KEY, np.zeros(10, np.float32)), step_size=0.01)(np.zeros((4, 2), np.float32), 1)
-    with pytest.raises(ValueError, match="input width 5 is not compiled"):
-        ember.nn.Langevin(((5, (8,), "silu"), np.zeros(57, np.float32)), step_size=0.01)
+    for width in (0, 4097):
+        with pytest.raises(ValueError, match="input widths from 1 to 4096"):
+            ember.nn.Langevin(((width, (8,), "silu"), np.zeros(8 * width + 17, np.float32)), step_size=0.01)
     with pytest.raises(ValueError, match="not one of ember.nn's"):
         ember.nn.Langevin(((3, (8,), "swish"), np.zeros(41, np.float32)), step_size=0.01)
     with pytest.raises(ValueError, match="hidden widths must be positive"):
@@ -239,5 +240,47 @@ def test_torch_modules_of_other_shapes():
     for sp in (torch.nn.Softplus(beta=2), torch.nn.Softplus(threshold=5)):
         with pytest.raises(ValueError, match="Softplus with its defaults only"):
             ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(2, 8), sp, torch.nn.Linear(8, 1)), step_size=0.01)
-    with pytest.raises(ValueError, match="input width 5 is not compiled"):
-        ember.nn.Langevin(torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1)), step_size=0.01)
+
+
+def test_other_input_widths_compile_once():
+    # An input width outside the fixed set is compiled on first use (one unit, into the cache) and
+    # is then the same network as the fixed set's: energies and gradients within float32's bound
+    # of NumPy's, and a torch module of that width is read as any other.
+    assert 5 not in ember.nn.INPUT_WIDTHS
+    widths = [5, 12, 7, 1]
+    n = sum(a * b + b for a, b in zip(widths, widths[1:]))
+    theta = (0.4 * np.random.default_rng(5).standard_normal(n)).astype(np.float32)
+    lv = ember.nn.Langevin(((5, (12, 7), "tanh"), theta), step_size=0.01)
+    assert lv._impl.input_width == 5 and lv._impl.hidden == [12, 7] and lv._impl.parameter_count == n
+    x = np.random.default_rng(6).uniform(-3, 3, size=(40, 5)).astype(np.float32)
+    e, g = lv.energy(x)
+    ref, gref, emag, gmag = numpy_network(widths, "tanh", None, theta, x)
+    assert np.all(np.abs(e - ref) <= bound(widths) * emag)
+    assert np.all(np.abs(g - gref) <= bound(widths) * gmag)
+    y = lv(x, 3)
+    assert y.shape == x.shape and np.isfinite(y).all()
+    # The same seed and calls give the same draws from a second object of the compiled class.
+    again = ember.nn.Langevin(((5, (12, 7), "tanh"), theta), step_size=0.01)
+    assert type(again._impl) is type(lv._impl)
+    assert np.array_equal(again(x, 3), y)
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    t = ember.nn.Langevin(net, step_size=0.01)
+    assert type(t._impl) is type(lv._impl) and t._impl.activation == "relu"
+    xt = torch.rand(16, 5)
+    e, _ = t.energy(xt)
+    theta_t = torch.cat([q.detach().reshape(-1) for q in net.parameters()]).numpy()
+    _, _, emag, _ = numpy_network([5, 8, 1], "relu", None, theta_t, xt.numpy())
+    with torch.no_grad():
+        torch_e = net(xt)[:, 0].numpy()
+    assert np.all(np.abs(e - torch_e) <= 2 * bound([5, 8, 1]) * emag)
+
+
+def test_another_width_without_a_compiler_says_so(tmp_path, monkeypatch):
+    # Outside the fixed set and not in the cache, with no compiler: one sentence that names the
+    # fixed set and why compiling failed.
+    monkeypatch.setenv("EMBER_CACHE", str(tmp_path))
+    monkeypatch.setenv("CXX", "/nonexistent/c++")
+    with pytest.raises(RuntimeError, match=r"input width 9 is not compiled into ember.nn \(it has: 1, 2, 3, 4, 8.*compiling "
+                                           r"it failed: ember.compile needs a C\+\+20 compiler"):
+        ember.nn.Langevin(((9, (8,), "silu"), np.zeros(9 * 8 + 8 + 8 + 1, np.float32)), step_size=0.01)
