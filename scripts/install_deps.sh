@@ -19,14 +19,15 @@ fi
 # From PyPI into tools/.venv, which CMake finds at configure time: NumPy, SciPy and ArviZ for the
 # tests that compare with them (io_numpy_test, diagnostics_arviz_compare, distributions_scipy,
 # posteriordb_python, ...); nanobind, pytest and pandas for ember's Python package and its tests
-# (python_tests), and torch for its PyTorch cases (ember.nn on torch tensors, the training-loop
-# example; PyPI's wheel brings its CUDA libraries: about 5 GB and 1.5 min here).
+# (python_tests), torch for its PyTorch cases (ember.nn on torch tensors, the training-loop
+# example; PyPI's wheel brings its CUDA libraries: about 5 GB and 1.5 min here), and jax for
+# ember.jax (its XLA handler builds against jaxlib's headers).
 # `pip install ./python` installs that package elsewhere (docs/python.md).
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # No pip cache (--no-cache-dir): it would keep a second copy of the wheels, about 3 GB. The
 # venv takes about 6 GB, and its wheels are unpacked under $TMPDIR first: check the space before
 # starting, so that a full disk is one clear sentence and not a half-made venv.
-if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz, pandas, nanobind, pytest, torch" >/dev/null 2>&1; then
+if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz, pandas, nanobind, pytest, torch, jax" >/dev/null 2>&1; then
   need_kb=$((9 * 1024 * 1024))
   for d in "$root/tools" "${TMPDIR:-/tmp}"; do
     free_kb=$(df -Pk "$d" | awk 'NR == 2 { print $4 }')
@@ -37,5 +38,5 @@ if ! "$root/tools/.venv/bin/python" -c "import numpy, scipy, arviz, pandas, nano
   done
   rm -rf "$root/tools/.venv"
   python3 -m venv "$root/tools/.venv"
-  "$root/tools/.venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check numpy scipy arviz pandas nanobind pytest torch
+  "$root/tools/.venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check numpy scipy arviz pandas nanobind pytest torch jax
 fi

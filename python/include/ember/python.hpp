@@ -475,6 +475,44 @@ std::unique_ptr<run_handle> make_run(U const& u, std::string const& sampler, set
 
 }  // namespace detail
 
+namespace detail {
+/// U and ∇U (0 where U has no gradient) at n points x (row-major n × dim, double) into u and g:
+/// the energy's own arithmetic in its value type. What `energy(x)` returns.
+template <class U>
+void energy_rows(void const* energy, double const* x, std::int64_t n, double* u, double* g) {
+  auto const& e = *static_cast<U const*>(energy);
+  using T = typename U::value_type;
+  for (std::int64_t i = 0; i < n; ++i) {
+    vec<T, U::dim> p, grad;
+    for (int d = 0; d < U::dim; ++d) p[d] = T(x[i * U::dim + d]);
+    if constexpr (DifferentiableEnergy<U>) {
+      u[i] = double(e.value_and_grad(p, grad));
+      for (int d = 0; d < U::dim; ++d) g[i * U::dim + d] = double(grad[d]);
+    } else {
+      u[i] = double(e.value(p));
+      for (int d = 0; d < U::dim; ++d) g[i * U::dim + d] = 0;
+    }
+  }
+}
+/// `energy_rows` for ember.jax's XLA handler (python/ember/jax.py), which calls it through
+/// `_rows_entry` outside the GIL: nothing is thrown across the two libraries and XLA's frames; an
+/// exception's message is returned instead (nullptr: success), in storage of the calling thread.
+using rows_fn = char const* (*)(void const* energy, double const* x, std::int64_t n, double* u, double* g);
+template <class U>
+char const* energy_rows_for_ffi(void const* energy, double const* x, std::int64_t n, double* u, double* g) noexcept {
+  thread_local std::string message;
+  try {
+    energy_rows<U>(energy, x, n, u, g);
+    return nullptr;
+  } catch (std::exception const& e) {
+    message = e.what();
+  } catch (...) {
+    message = "ember: the energy threw an exception that is not a std::exception";
+  }
+  return message.c_str();
+}
+}  // namespace detail
+
 template <class B, class T>
 auto energy_of_body(data const& d) {
   auto body = [&] {
@@ -541,6 +579,17 @@ void bind_energy(nb::module_& m, char const* name) {
       .def_prop_ro_static("dtype", [](nb::handle) { return std::is_same_v<typename U::value_type, float> ? "float32" : "float64"; })
       .def_prop_ro_static("samplers", [](nb::handle) { return std::vector<std::string>{Samplers::name...}; })
       .def_prop_ro_static("is_model", [](nb::handle) { return detail::is_model<U>; })
+      .def_prop_ro(
+          "_rows_entry",
+          [](holder const& h) -> nb::object {
+            if constexpr (!DifferentiableEnergy<U>) {
+              return nb::none();
+            } else {
+              detail::rows_fn const f = &detail::energy_rows_for_ffi<U>;
+              return nb::make_tuple(std::uintptr_t(&h.energy), reinterpret_cast<std::uintptr_t>(f));
+            }
+          },
+          "(address of the energy, address of detail::energy_rows_for_ffi for it): what ember.jax's XLA handler calls")
       .def(
           "energy",
           [](holder const& h, array_f64 x) {
@@ -549,16 +598,7 @@ void bind_energy(nb::module_& m, char const* name) {
             std::int64_t const n = std::int64_t(x.shape(0));
             auto const rows = std::size_t(n);
             std::vector<double> e(rows), g(rows * std::size_t(U::dim));
-            for (std::int64_t i = 0; i < n; ++i) {
-              vec<typename U::value_type, U::dim> p, grad;
-              for (int d = 0; d < U::dim; ++d) p[d] = typename U::value_type(x.data()[i * U::dim + d]);
-              if constexpr (DifferentiableEnergy<U>) {
-                e[std::size_t(i)] = double(h.energy.value_and_grad(p, grad));
-                for (int d = 0; d < U::dim; ++d) g[std::size_t(i * U::dim + d)] = double(grad[d]);
-              } else {
-                e[std::size_t(i)] = double(h.energy.value(p));
-              }
-            }
+            detail::energy_rows<U>(&h.energy, x.data(), n, e.data(), g.data());
             return nb::make_tuple(detail::owned_array(std::move(e), {std::size_t(n)}),
                                   detail::owned_array(std::move(g), {std::size_t(n), std::size_t(U::dim)}));
           },
