@@ -17,7 +17,8 @@ endif()
 set(EMBER_ARCH_FLAGS "${ember_arch_default}" CACHE STRING
     "Target flags for every C++ unit that uses ember (default -march=native; empty for none)")
 find_package(OpenMP REQUIRED COMPONENTS CXX)
-# Eigen (host only): factorisations in energies' constructors (gaussian's LLT) and Eigen inputs.
+# Eigen: only the opt-in ember/eigen.hpp includes it (draws as Eigen::Map views); ember's own
+# headers take Eigen objects by their members and factorise without it (detail/dense.hpp).
 find_path(EMBER_EIGEN_INCLUDE_DIR Eigen/Cholesky HINTS /usr/include/eigen3 /usr/local/include/eigen3
           PATH_SUFFIXES eigen3)
 if(NOT EMBER_EIGEN_INCLUDE_DIR)
@@ -32,12 +33,4 @@ if(NOT TARGET ember::deps)
     separate_arguments(ember_arch_list UNIX_COMMAND "${EMBER_ARCH_FLAGS}")
     target_compile_options(ember_deps INTERFACE "$<$<COMPILE_LANGUAGE:CXX>:${ember_arch_list}>")
   endif()
-  # One Eigen configuration in every translation unit. Eigen's vectorisation and alignment follow
-  # -march, and a program whose .cpp files (-march=native) and .cu files (nvcc's host pass, no
-  # -march) instantiate the same Eigen templates differently links a mix of the two (measured: a
-  # crash in backend_cuda_test_nogpu). ember uses Eigen only to factorise once per energy, so
-  # scalar Eigen with malloc's alignment costs nothing that matters. Users who need vectorised
-  # Eigen elsewhere can undefine these, at the price of compiling all their files alike.
-  target_compile_definitions(ember_deps INTERFACE EIGEN_DONT_VECTORIZE EIGEN_MAX_ALIGN_BYTES=16
-                                                  EIGEN_MAX_STATIC_ALIGN_BYTES=16)
 endif()

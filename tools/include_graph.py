@@ -19,6 +19,7 @@ FLOORS = [  # the first entry that matches a header's path gives its floor
     ("io/save_npz.hpp", 7),  # a result into a file
     ("io/", 0),  # .npy/.npz bytes and durable files: no ember types
     ("detail/checkpoint.hpp", 0),  # a checkpoint's bytes
+    ("detail/dense.hpp", 0),  # host dense linear algebra in double: no ember types
     ("data/device.cuh", 7),  # a data set's copy in device memory, for backend::cuda
     ("data/", 1),
     ("ad/", 2),  # reverse-mode nodes and model bodies

@@ -31,8 +31,7 @@ for name in $names; do
   trap 'rm -rf "$dir"' EXIT
   cp -r "$root/include" "$dir/include"
   (cd "$dir" && patch -s -p1 <"$root/bench/ab/$name.patch")
-  "$nvcc" -O3 -DNDEBUG -arch=sm_90 -std=c++20 -DEIGEN_DONT_VECTORIZE -DEIGEN_MAX_ALIGN_BYTES=16 \
-    -DEIGEN_MAX_STATIC_ALIGN_BYTES=16 -DEMBER_DATA_DIR="\"$root/data\"" -I"$dir/include" -isystem=/usr/include/eigen3 \
+  "$nvcc" -O3 -DNDEBUG -arch=sm_90 -std=c++20 -DEMBER_DATA_DIR="\"$root/data\"" -I"$dir/include" -isystem=/usr/include/eigen3 \
     "$root/bench/bayes_suite.cu" -o "$bin/ember_bayes_suite_cuda_ab_$name" -lgomp -lcudart_static -lrt -lpthread -ldl
   rm -rf "$dir"
   echo "built $bin/ember_bayes_suite_cuda_ab_$name"

@@ -7,9 +7,7 @@
 ///  - a summary's diagnostics and text (`summarize`'s columns, its warnings and table) and
 ///    `save_npz`'s writer: about 2 s of g++ -O1 per unit that prints or saves a run, 4 s at -O3;
 ///  - the host-memory checks of every run (backend/detail/host_memory.hpp): 0.4 s at -O1;
-///  - the CSV and .npy readers of `dataset<float>` and `dataset<double>` (0.3 s);
-///  - Eigen's LLT and solve for a full-covariance `gaussian` (`detail::factor_covariance`, 1.9 s at
-///    -O3).
+///  - the CSV and .npy readers of `dataset<float>` and `dataset<double>` (0.3 s).
 /// A program can compile them once:
 ///  - define `EMBER_EXTERN_HOST_TEMPLATES` in every unit, which makes the declarations below
 ///    `extern template` (the units then call the one instance instead of compiling their own);
@@ -18,29 +16,20 @@
 /// `ember_quick_compile(<target>)` does both for a user's target (the library `ember_host_code`
 /// holds the one unit; cmake/ember_quick_compile.cmake), `ember_add_benchmark_matrix` for a
 /// matrix's units. The functions above that are not templates by nature are templates with one
-/// defaulted parameter so that they can be declared here. With the macro a .cu unit parses no
-/// Eigen at all (energy/gaussian.hpp). Without it nothing changes. Host code only: the device
+/// defaulted parameter so that they can be declared here. Without the macro nothing changes. Host code only: the device
 /// pass of a CUDA unit sees none of it.
 
 #if !defined(__CUDA_ARCH__)
 #include <ember/backend/detail/host_memory.hpp>
 #include <ember/data/dataset.hpp>
 #include <ember/diagnostics/summary.hpp>
-#include <ember/energy/gaussian.hpp>
 #include <ember/io/save_npz.hpp>
-// The factorisation's definition, for the unit that instantiates it: every unit compiled by the
-// host compiler sees it (the extern declaration below keeps them from compiling it), and no .cu
-// unit does, so with the macro a .cu unit never parses Eigen (1.2 s of its front ends).
-#if !defined(__CUDACC__)
-#include <ember/energy/detail/factor_covariance.hpp>
-#endif
 
 #if defined(EMBER_EXTERN_HOST_TEMPLATES)
 namespace ember {
 extern template class dataset<float>;
 extern template class dataset<double>;
 namespace detail {
-extern template void factor_covariance<square_matrix>(square_matrix const&, square_matrix&, double&);
 extern template std::string with_commas<void>(long double);
 extern template std::string read_small_file<void>(std::string const&);
 extern template long double cgroup_memory_limit<void>(std::string const&, std::string const&);
@@ -62,17 +51,9 @@ extern template void write_npz<double>(npz_run<double> const&, std::string const
 }  // namespace ember
 #endif
 
-#if defined(__CUDACC__) && defined(EMBER_EXTERN_HOST_TEMPLATES)
-// A .cu unit with the macro has only the declarations (it parses no Eigen): it cannot be the one.
-#define EMBER_INSTANTIATE_HOST_TEMPLATES                                                                   \
-  static_assert(false, "ember: EMBER_INSTANTIATE_HOST_TEMPLATES belongs in a .cpp unit: a .cu unit with "   \
-                       "EMBER_EXTERN_HOST_TEMPLATES does not see the definitions it would instantiate");
-#else
 #define EMBER_INSTANTIATE_HOST_TEMPLATES                                                                   \
   template class ember::dataset<float>;                                                                   \
   template class ember::dataset<double>;                                                                  \
-  template void ember::detail::factor_covariance<ember::detail::square_matrix>(                              \
-      ember::detail::square_matrix const&, ember::detail::square_matrix&, double&);                         \
   template std::string ember::detail::with_commas<void>(long double);                                       \
   template std::string ember::detail::read_small_file<void>(std::string const&);                            \
   template long double ember::detail::cgroup_memory_limit<void>(std::string const&, std::string const&);    \
@@ -100,5 +81,4 @@ extern template void write_npz<double>(npz_run<double> const&, std::string const
   template void ember::detail::write_npz<double>(ember::detail::npz_run<double> const&, std::string const&,   \
                                                  ember::summary_options const&, ember::summary_table const&, \
                                                  std::function<void(ember::npz_writer&)> const&);
-#endif
 #endif

@@ -89,8 +89,7 @@ def _base_flags(include_dirs):
     flags = ["-std=gnu++20", "-O2", "-DNDEBUG", "-march=native", "-fopenmp", "-fPIC", "-fvisibility=hidden"]
     flags += [f"-I{d}" for d in include_dirs]
     flags += [f"-I{nanobind.include_dir()}", f"-I{os.path.join(os.path.dirname(nanobind.include_dir()), 'ext', 'robin_map', 'include')}",
-              f"-I{sysconfig.get_paths()['include']}", "-isystem", "/usr/include/eigen3",
-              "-DEIGEN_DONT_VECTORIZE", "-DEIGEN_MAX_ALIGN_BYTES=16", "-DEIGEN_MAX_STATIC_ALIGN_BYTES=16"]
+              f"-I{sysconfig.get_paths()['include']}", "-isystem", "/usr/include/eigen3"]
     return flags
 
 

@@ -1,6 +1,16 @@
-// The full-covariance gaussian with Eigen inputs, Eigen's LLT, badly scaled covariances, and
-// large D (784 in float, 512 in double: the precision lives on the heap).
+// The full-covariance gaussian with Eigen inputs, badly scaled covariances, and large D (784 in
+// float, 512 in double: the precision lives on the heap).
 #include <ember/ember.hpp>
+
+// ember's headers include no Eigen and configure none: a program's own Eigen keeps its
+// vectorisation (docs/decisions/2026-12-01-no-eigen-in-ember-headers.md).
+#if defined(EIGEN_WORLD_VERSION)
+#error "ember: <ember/ember.hpp> included Eigen, which only the opt-in ember/eigen.hpp may"
+#endif
+#if defined(EIGEN_DONT_VECTORIZE) || defined(EIGEN_MAX_ALIGN_BYTES) || defined(EIGEN_MAX_STATIC_ALIGN_BYTES) || \
+    defined(EIGEN_NO_CUDA)
+#error "ember: linking ember::ember or including ember configured Eigen for the user's own code"
+#endif
 
 #include "energy/gradient_check.hpp"
 #include "support/message_of.hpp"

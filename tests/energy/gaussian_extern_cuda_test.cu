@@ -1,13 +1,14 @@
 // A .cu unit of a program that defines EMBER_EXTERN_HOST_TEMPLATES (as every unit of a benchmark
-// matrix does) parses neither Eigen nor xsimd, and still constructs full-covariance gaussians:
-// the factorisation is only declared here and instantiated once, by the .cpp beside this file
-// (gaussian_extern_instances.cpp). Before, such a unit parsed both (1.2–1.8 s of nvcc's front
-// ends, bench/results/2026-11-26-matrix-compile-time-rounds.md). Cases tagged [nogpu]: nothing here needs a device.
+// matrix does, the .cpp beside this file holding the one instance: gaussian_extern_instances.cpp)
+// parses neither Eigen nor xsimd, and still constructs full-covariance gaussians: ember's own
+// factorisation (detail/dense.hpp) needs neither. Before, such a unit parsed both (1.2–1.8 s of
+// nvcc's front ends, bench/results/2026-11-26-matrix-compile-time-rounds.md). Cases tagged
+// [nogpu]: nothing here needs a device.
 #include <ember/cuda.cuh>  // ember/library.hpp and the CUDA backend
 #include <ember/targets/rotated_gaussian.hpp>
 
 #if defined(EIGEN_WORLD_VERSION)
-#error "ember: a .cu unit with EMBER_EXTERN_HOST_TEMPLATES parsed Eigen (energy/gaussian.hpp must only declare factor_covariance)"
+#error "ember: a .cu unit parsed Eigen, which only the opt-in ember/eigen.hpp includes"
 #endif
 #if defined(XSIMD_VERSION_MAJOR)
 #error "ember: a .cu unit parsed xsimd, which nvcc never uses (core/simd.hpp, detail/xsimd.hpp)"
@@ -22,7 +23,7 @@
 #include <stdexcept>
 #include <string>
 
-TEST_CASE("a .cu unit without Eigen constructs a full gaussian through the one instantiated factorisation",
+TEST_CASE("a .cu unit without Eigen constructs a full gaussian",
           "[energy][gaussian][nogpu]") {
   // Σ = [[4, 2], [2, 3]]: det 8, Σ⁻¹ = [[3, −2], [−2, 4]] / 8.
   std::array<std::array<double, 2>, 2> cov{{{4, 2}, {2, 3}}};
@@ -42,7 +43,7 @@ TEST_CASE("a .cu unit without Eigen constructs a full gaussian through the one i
   CHECK(std::fabs(trace - variances) <= 1e-12 * variances);
 }
 
-TEST_CASE("the instantiated factorisation's errors reach a .cu unit unchanged", "[energy][gaussian][nogpu]") {
+TEST_CASE("the factorisation's errors reach a .cu unit unchanged", "[energy][gaussian][nogpu]") {
   std::array<std::array<float, 2>, 2> singular{{{1, 1}, {1, 1}}};
   try {
     ember::gaussian<float, 2> U(ember::vec<float, 2>{}, singular);

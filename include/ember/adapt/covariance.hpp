@@ -7,10 +7,10 @@
 /// pairwise update (the Welford recurrence for blocks), so no Σx² − n·mean² ever spans the
 /// window. `metric()` regularises as Stan does, Σ ← n/(n + 5) Σ + 10⁻³ · 5/(n + 5) I, and returns
 /// the metric whose L Lᵀ is Σ: the standard deviations (diagonal) or its Cholesky factor (dense,
-/// computed here in double: D ≤ 64, and this header also serves device translation units, which
-/// Eigen must not enter).
+/// in double by detail/dense.hpp: D ≤ 64).
 
 #include <ember/core/metric.hpp>
+#include <ember/detail/dense.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -74,23 +74,12 @@ struct pooled_covariance {
       for (int i = 0; i < D; ++i) m.scale[i] = T(std::sqrt(w * m2[i] / (n - 1) + shrink));
       return m;
     } else {
-      std::vector<double> S(std::size_t(D * D)), L(std::size_t(D * D), 0.0);
+      std::vector<double> S(std::size_t(D * D)), L;
       int q = 0;
       for (int i = 0; i < D; ++i)
         for (int j = i; j < D; ++j, ++q) S[i * D + j] = S[j * D + i] = w * m2[q] / (n - 1) + (i == j ? shrink : 0.0);
-      // Cholesky–Banachiewicz, row by row.
-      for (int i = 0; i < D; ++i)
-        for (int j = 0; j <= i; ++j) {
-          double a = S[i * D + j];
-          for (int k = 0; k < j; ++k) a -= L[i * D + k] * L[j * D + k];
-          if (i == j) {
-            if (!(a > 0))
-              throw std::runtime_error("ember::warmup: the pooled covariance of a metric window is not positive definite");
-            L[i * D + i] = std::sqrt(a);
-          } else {
-            L[i * D + j] = a / L[j * D + j];
-          }
-        }
+      if (detail::cholesky_lower(S.data(), D, L))
+        throw std::runtime_error("ember::warmup: the pooled covariance of a metric window is not positive definite");
       dense_metric<T, D> m;
       for (int i = 0; i < D; ++i)
         for (int j = 0; j <= i; ++j) m.lower[i * (i + 1) / 2 + j] = T(L[i * D + j]);

@@ -9,8 +9,8 @@
 #include <ember/core/math.hpp>
 #include <ember/core/vec.hpp>
 #include <ember/data/data_view.hpp>
+#include <ember/detail/dense.hpp>
 #include <ember/energy/detail/check.hpp>
-#include <ember/energy/detail/square_matrix.hpp>
 
 #include <array>
 #include <cmath>
@@ -176,6 +176,30 @@ concept dense_vector = requires(V const& v) {
   { v.size() } -> std::convertible_to<long>;
   double(v(0));
 };
+#if !defined(__CUDA_ARCH__)
+// Checks Σ (finite, symmetric, positive definite) and factorises it in double
+// (detail/dense.hpp): P = Σ⁻¹ and log det Σ. Positive definite means every Cholesky pivot
+// Lⱼⱼ² > 4·D·ε·Σⱼⱼ, relative to the pivot's own diagonal entry, so a badly scaled SPD matrix
+// (diag(1, 1e-12)) passes and a rank-deficient one (pivot ~ ε·Σⱼⱼ) does not.
+inline void factor_covariance(square_matrix const& C, square_matrix& P, double& logdet) {
+  int const n = C.rows();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (!std::isfinite(C(i, j))) throw std::invalid_argument("ember::gaussian: the covariance has a non-finite entry");
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j)
+      if (std::fabs(C(i, j) - C(j, i)) > 1e-6 * std::fmax(std::sqrt(std::fabs(C(i, i) * C(j, j))), 1e-300))
+        throw std::invalid_argument("ember::gaussian: the covariance is not symmetric (entry (" + std::to_string(i) +
+                                    ", " + std::to_string(j) + "))");
+  std::vector<double> L;
+  if (auto const bad = cholesky_lower(C.a.data(), n, L, 4 * double(n) * std::numeric_limits<double>::epsilon()))
+    throw std::invalid_argument("ember::gaussian: the covariance is not positive definite (Cholesky pivot " +
+                                std::to_string(bad.index) + " is " + number_g(bad.pivot) + ")");
+  logdet = log_det_from_cholesky(L, n);
+  P = inverse_from_cholesky(L, n);
+}
+#endif
+
 template <class M>
 decltype(auto) evaluated(M const& m) {
   if constexpr (requires { m.eval(); })
@@ -186,8 +210,8 @@ decltype(auto) evaluated(M const& m) {
 
 }  // namespace detail
 
-/// Full covariance. The precision P = Σ⁻¹ and log det Σ are computed once on the host by
-/// Eigen's Cholesky factorisation (LLT) in double; a Σ that is not symmetric positive definite
+/// Full covariance. The precision P = Σ⁻¹ and log det Σ are computed once on the host from
+/// Σ's Cholesky factor in double (detail/dense.hpp); a Σ that is not symmetric positive definite
 /// is rejected with `std::invalid_argument` ("not positive definite (Cholesky pivot j is v)").
 /// The gradient is P(x − μ): D² multiply-adds. Σ comes as `std::array<std::array<T, D>, D>` or
 /// any Eigen matrix (`Eigen::Matrix3f`, or `Eigen::MatrixXd` checked to be D × D at run time),
@@ -365,8 +389,3 @@ template <class T, int D, class M>
 gaussian(vec<T, D>, M) -> gaussian<T, D, covariance::full>;
 
 }  // namespace ember
-
-// The factorisation's definition (Eigen), unless one unit of the program instantiates it.
-#if !defined(__CUDA_ARCH__) && !defined(EMBER_EXTERN_HOST_TEMPLATES)
-#include <ember/energy/detail/factor_covariance.hpp>
-#endif
