@@ -12,17 +12,8 @@
 
 namespace ember {
 
-struct sample_fn {
-  /// With the default backend, backend::cpu (a declaration here: ember.hpp defines it).
-  template <class P, class Backend = backend::cpu>
-  auto operator()(P const& p, typename detail::options_of<P>::type const& opt) const {
-    if constexpr (!requires { sizeof(Backend); })
-      static_assert(detail::always_false<P>,
-                    "ember: this backend is declared but not defined here: the default, backend::cpu, comes with "
-                    "<ember/ember.hpp> (or <ember/backend/cpu.hpp>), backend::cuda with <ember/cuda.cuh> in a .cu file");
-    else
-      return (*this)(p, opt, Backend{});
-  }
+struct sample_fn : detail::with_default_backend<sample_fn> {
+  using with_default_backend::operator();
   template <class P, class Backend = backend::cpu>
   auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend) const {
     if constexpr (!detail::is_pipeline<P>::value && !detail::has_energy_type<P>) {

@@ -105,7 +105,7 @@ EMBER_HD EMBER_INLINE S log_add_exp(S const& a, S const& b) {
   using T = element_t<S>;
   S const m = max(a, b);
   S const d = min(a, b) - m;  // ≤ 0; NaN only when both are −∞
-  return select(m == S(-std::numeric_limits<T>::infinity()), m, m + log(S(T(1)) + exp(d)));
+  return select(m == S(-T(INFINITY)), m, m + log(S(T(1)) + exp(d)));  // INFINITY: a constant in device code too
 }
 
 template <class S, int D>
@@ -257,7 +257,7 @@ struct nuts_kernel {
     using M = mask_t<S>;
     constexpr int W = lanes_of<S>;
     constexpr int D = dim;
-    S const inf = S(std::numeric_limits<T>::infinity());
+    S const inf = S(T(INFINITY));  // not numeric_limits: a host function to nvcc
     // The lanes' integer state: which lanes start a half, the Philox blocks of their draws, and
     // for each checkpoint the lanes (bit i: lane i) that store their leaf there and that check a
     // sub-tree from it (built lane by lane here: per checkpoint, a pass over the lanes was a
@@ -389,7 +389,7 @@ struct nuts_kernel {
     using T = value_type;
     using M = mask_t<S>;
     constexpr int D = dim;
-    S const inf = S(std::numeric_limits<T>::infinity());
+    S const inf = S(T(INFINITY));  // not numeric_limits: a host function to nvcc
     auto const v0 = rng.template normal<D>(purpose::proposal);
     S const h0 = s.energy + S(T(0.5)) * detail::dot(v0, v0);
 

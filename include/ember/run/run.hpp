@@ -650,17 +650,26 @@ class run {
   std::function<void(progress_report const&)> on_progress_;
 };
 
-struct start_fn {
-  /// With the default backend, backend::cpu (a declaration here: ember.hpp defines it).
+namespace detail {
+/// The entry points' form without a backend (`start(pipe, opt)`, `sample(pipe, opt)`): the
+/// default, backend::cpu, which is only declared here (ember.hpp defines it), so a unit without
+/// it gets one sentence saying where it comes from.
+template <class Fn>
+struct with_default_backend {
   template <class P, class Backend = backend::cpu>
-  auto operator()(P const& p, typename detail::options_of<P>::type const& opt) const {
+  auto operator()(P const& p, typename options_of<P>::type const& opt) const {
     if constexpr (!requires { sizeof(Backend); })
-      static_assert(detail::always_false<P>,
+      static_assert(always_false<P>,
                     "ember: this backend is declared but not defined here: the default, backend::cpu, comes with "
                     "<ember/ember.hpp> (or <ember/backend/cpu.hpp>), backend::cuda with <ember/cuda.cuh> in a .cu file");
     else
-      return (*this)(p, opt, Backend{});
+      return static_cast<Fn const&>(*this)(p, opt, Backend{});
   }
+};
+}  // namespace detail
+
+struct start_fn : detail::with_default_backend<start_fn> {
+  using with_default_backend::operator();
   template <class P, class Backend = backend::cpu>
   auto operator()(P const& p, typename detail::options_of<P>::type const& opt, Backend const& backend) const {
     if constexpr (!detail::is_pipeline<P>::value && !detail::has_energy_type<P>) {
