@@ -19,7 +19,7 @@ set(EMBER_ARCH_FLAGS "${ember_arch_default}" CACHE STRING
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 # Eigen: only the opt-in ember/eigen.hpp includes it (draws as Eigen::Map views); ember's own
 # headers take Eigen objects by their members and factorise without it (detail/dense.hpp).
-find_path(EMBER_EIGEN_INCLUDE_DIR Eigen/Cholesky HINTS /usr/include/eigen3 /usr/local/include/eigen3
+find_path(EMBER_EIGEN_INCLUDE_DIR Eigen/Core HINTS /usr/include/eigen3 /usr/local/include/eigen3
           PATH_SUFFIXES eigen3)
 if(NOT EMBER_EIGEN_INCLUDE_DIR)
   message(FATAL_ERROR "ember needs Eigen 3 (looked in /usr/include/eigen3); set EMBER_EIGEN_INCLUDE_DIR")

@@ -4,7 +4,7 @@
 # only what depends on its own energies and samplers. Three things, each measured on examples/
 # 12_model.cpp (docs/models.md, "Compile time"):
 #  - the host code that depends on no energy or sampler (summaries, .npz writing, the host-memory
-#    checks, data sets' readers, gaussian's factorisation: ember/host_templates.hpp) is compiled
+#    checks, data sets' readers: ember/host_templates.hpp) is compiled
 #    once per build tree, in the static library `ember_host_code`, and <target>'s units declare it
 #    `extern template` (EMBER_EXTERN_HOST_TEMPLATES);
 #  - <target> precompiles <ember/host_templates.hpp> and <ember/ember.hpp> once (its C++ units

@@ -16,8 +16,9 @@
 /// `ember_quick_compile(<target>)` does both for a user's target (the library `ember_host_code`
 /// holds the one unit; cmake/ember_quick_compile.cmake), `ember_add_benchmark_matrix` for a
 /// matrix's units. The functions above that are not templates by nature are templates with one
-/// defaulted parameter so that they can be declared here. Without the macro nothing changes. Host code only: the device
-/// pass of a CUDA unit sees none of it.
+/// defaulted parameter so that they can be declared here. Without the macro nothing changes.
+/// Host code only: the device pass of a CUDA unit sees none of it, so the one unit is a .cpp (a
+/// .cu unit would also build it without the C++ units' OpenMP and -march).
 
 #if !defined(__CUDA_ARCH__)
 #include <ember/backend/detail/host_memory.hpp>
@@ -51,6 +52,11 @@ extern template void write_npz<double>(npz_run<double> const&, std::string const
 }  // namespace ember
 #endif
 
+#if defined(__CUDACC__)
+#define EMBER_INSTANTIATE_HOST_TEMPLATES                                                                   \
+  static_assert(false, "ember: EMBER_INSTANTIATE_HOST_TEMPLATES belongs in a .cpp unit: nvcc's host pass "  \
+                       "would build the one instance without the C++ units' OpenMP and -march flags");
+#else
 #define EMBER_INSTANTIATE_HOST_TEMPLATES                                                                   \
   template class ember::dataset<float>;                                                                   \
   template class ember::dataset<double>;                                                                  \
@@ -81,4 +87,5 @@ extern template void write_npz<double>(npz_run<double> const&, std::string const
   template void ember::detail::write_npz<double>(ember::detail::npz_run<double> const&, std::string const&,   \
                                                  ember::summary_options const&, ember::summary_table const&, \
                                                  std::function<void(ember::npz_writer&)> const&);
+#endif
 #endif
