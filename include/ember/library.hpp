@@ -57,6 +57,7 @@
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
 #include <ember/kernel/mams.hpp>
+#include <ember/kernel/mclmc.hpp>
 #include <ember/core/metric.hpp>
 #include <ember/kernel/metropolis.hpp>
 #include <ember/kernel/nuts.hpp>

@@ -195,12 +195,14 @@ def sample(energy, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=
     "ula"), then `draws` × `thin` transitions of which every `thin`-th is kept. Returns a `Fit`.
 
     sampler: one of `energy.samplers` ("chees_hmc", the default; "nuts", "mams", "mala"; "ula"
-    with `step_size` and no warm-up). seed: the Philox key (same seed, same draws). init: start
+    with `step_size` and no warm-up; "mclmc", unadjusted and so biased, where ember.compile was
+    asked for it). seed: the Philox key (same seed, same draws). init: start
     states (chains × dim, in the sampler's unconstrained coordinates); default uniform(−2, 2).
     progress: None (a bar on a terminal or in a notebook when the run lasts), True, False, or a
     callable progress(done, total, warming_up, acceptance, divergent). target_accept: the acceptance
     the warm-up tunes the step size towards (default: the sampler's own, chees_hmc 0.8 for the
-    harmonic mean over chains, nuts 0.8, mams 0.9, mala 0.574); raise it (0.9, 0.95) where the
+    harmonic mean over chains, nuts 0.8, mams 0.9, mala 0.574, mclmc a per-step acceptance that falls
+    with the dimension, 0.97 at 10); raise it (0.9, 0.95) where the
     summary reports divergent transitions.
     """
     chains, warmup, draws, thin, seed, step_size = _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size)

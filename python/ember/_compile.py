@@ -27,6 +27,7 @@ SAMPLERS = {
     "chees_hmc": "chees_hmc_sampler",
     "nuts": "nuts_sampler",
     "mams": "mams_sampler",
+    "mclmc": "mclmc_sampler",
     "mala": "mala_sampler",
     "ula": "ula_sampler",
 }
@@ -276,8 +277,8 @@ def compile(source, model=None, samplers=("chees_hmc",), dtype="float64", flags=
     `value_type`, `value(x)` and `value_and_grad(x, g)`). If it has a constructor taking
     `ember::python::data const&`, data given to the compiled model reaches it there
     (`d.vector("y", 8)`, `d.view("X")`, `d.scalar("s")`, `d.integer("K")`). `samplers` are compiled in
-    (each costs compile time): any of chees_hmc, nuts, mams, mala, ula. Returns a `Compiled`;
-    raises `CompileError` with the compiler's messages (the model's own file and line numbers).
+    (each costs compile time): any of chees_hmc, nuts, mams, mclmc (unadjusted, so biased), mala,
+    ula. Returns a `Compiled`; raises `CompileError` with the compiler's messages (the model's own file and line numbers).
     Headers your source includes from your own directories are not part of the cache key: after
     changing one, pass force=True."""
     path = None

@@ -1,6 +1,6 @@
 // Gradient evaluations are counted exactly: L per HMC transition (jitter changes ε, not L),
 // ⌈uₜT/ε⌉ with a trajectory length (ChEES), uₜ the base-2 Halton sequence at t + 1, and MAMS's
-// ⌈uₜs⌉ steps of two gradients.
+// ⌈uₜs⌉ steps of two gradients, unadjusted MCLMC's ⌈L/ε⌉.
 #include <ember/benchmark/measure.hpp>
 #include <ember/targets/standard_normal.hpp>
 
@@ -59,6 +59,28 @@ TEST_CASE("a matrix row counts MAMS's Halton step counts, two gradients a step, 
   auto const& r = out.rows()[0];
   // The matrix's count, transition by transition from the kernel, is the run's own (sampled the same way).
   auto run = ember::start(ember::mams(ember::targets::standard_normal<double>{}.energy(), {.warmup = 200}),
+                          {.chains = 32, .seed = 5, .progress = false}, ember::backend::cpu{});
+  run.advance(300);
+  auto const res = run.result();
+  CHECK(r.grads_warmup * 32 == double(res.warmup_gradients()));
+  CHECK(r.grads_sampling * 32 == double(res.gradients()));
+}
+
+TEST_CASE("a matrix row counts unadjusted MCLMC's ⌈L/ε⌉ steps, and its warm-up's approach, as its run does", "[benchmark]") {
+  auto const U = ember_test::normal2<double>{}.energy();
+  auto const k = ember::mclmc(U, {.step_size = 0.1, .trajectory_length = 0.55});
+  CHECK(bm::gradients_of_transition(k, 0) == 2 * 6);
+  CHECK(bm::gradients_of_transition(k, 1) == 2 * 6);
+  // The approach form is adjusted MCLMC's: its Halton steps, at most 16 of one gradient each.
+  CHECK(bm::gradients_of_transition(k.with_approach(true), 0) == bm::gradients_of_transition(
+                                                                      ember::adjusted_mclmc(U, {.step_size = 0.1, .trajectory_length = 0.55}).with_approach(true), 0));
+  bm::report out(nullptr);
+  bm::run_axes const axes{.chains = {32}, .warmup = 200, .draws = 100, .seed = 5};
+  bm::measure(out, bm::target<ember::targets::standard_normal>{"standard_normal"}, bm::mclmc{}, hana::type_c<double>,
+              hana::type_c<ember::backend::cpu>, axes);
+  REQUIRE(out.rows().size() == 1);
+  auto const& r = out.rows()[0];
+  auto run = ember::start(ember::mclmc(ember::targets::standard_normal<double>{}.energy()) | ember::mams_warmup(200),
                           {.chains = 32, .seed = 5, .progress = false}, ember::backend::cpu{});
   run.advance(300);
   auto const res = run.result();

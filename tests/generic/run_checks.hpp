@@ -44,6 +44,8 @@ void check_run_in_pieces(Backend const& backend) {
       backend);
   // MAMS: its length adapter's window sums and its Halton step counts.
   check_pipeline_in_pieces(ember::mams(U, {.warmup = 150}) | stages | ember::record(), backend);
+  // Unadjusted MCLMC: velocities carried in the state, refreshed by step.
+  check_pipeline_in_pieces(ember::mclmc(U) | ember::mams_warmup(150) | stages | ember::record(), backend);
 }
 
 template <class Pipe, class Backend>

@@ -105,6 +105,12 @@ TEST_CASE("every built-in kernel round-trips through a checkpoint", "[run][check
     check_round_trip(p, p, 120, 260);
     check_round_trip(p, p, 170, 260);
   }
+  SECTION("mclmc, adapted by mams_warmup: in the approach and after it, velocities carried") {
+    auto p = ember::mclmc(U) | ember::mams_warmup(200) | ember::record();
+    check_round_trip(p, p, 20, 260);
+    check_round_trip(p, p, 170, 260);
+    check_round_trip(p, p, 230, 260);
+  }
   SECTION("underdamped_langevin") {
     auto p = stages(ember::underdamped_langevin(U, {.step_size = 0.1}));
     check_round_trip(p, p, 17, 60);

@@ -18,6 +18,7 @@
 #include <ember/kernel/hmc.hpp>
 #include <ember/kernel/mala.hpp>
 #include <ember/kernel/mams.hpp>
+#include <ember/kernel/mclmc.hpp>
 #include <ember/kernel/nuts.hpp>
 #include <ember/kernel/ula.hpp>
 #include <ember/pipeline/pipeline.hpp>
@@ -127,6 +128,18 @@ struct mams {
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
     return ember::mams(U, {.warmup = w});
+  }
+};
+
+/// Unadjusted MCLMC (kernel/mclmc.hpp) with MAMS's warm-up: biased, benchmarked beside MAMS for
+/// what the accept step costs. No acceptance gate (it has no accept step).
+struct mclmc {
+  char const* name = "mclmc";
+  static constexpr bool needs_gradient = true;
+  double target_acceptance = std::numeric_limits<double>::quiet_NaN();
+  template <class E>
+  auto operator()(E const& U, std::int64_t w) const {
+    return ember::mclmc(U) | mams_warmup(w);
   }
 };
 

@@ -21,8 +21,11 @@ namespace ember {
 /// What a random draw is for. Part of the Philox counter, so draws for different purposes at the
 /// same (chain, step) are independent. Values from `purpose::user` on are free for user kernels.
 /// `derived`: quantities computed from kept draws after a run (posterior.hpp); `tree` and `leaf`:
-/// NUTS's draw per doubling and per leaf (kernel/nuts.hpp).
-enum class purpose : std::uint32_t { init = 0, proposal = 1, accept = 2, derived = 3, tree = 4, leaf = 5, user = 16 };
+/// NUTS's draw per doubling and per leaf (kernel/nuts.hpp); `refresh`: MCLMC's partial velocity
+/// refresh after each integrator step (kernel/mclmc.hpp).
+enum class purpose : std::uint32_t {
+  init = 0, proposal = 1, accept = 2, derived = 3, tree = 4, leaf = 5, refresh = 6, user = 16
+};
 
 /// How a scalar type draws random numbers: the unsigned 32-bit type with the same number of
 /// lanes (`u32`), Philox's 32×32→64 multiply, and the conversion of 32 random bits to a uniform

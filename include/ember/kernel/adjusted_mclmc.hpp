@@ -147,18 +147,21 @@ struct adjusted_mclmc_kernel {
     return k;
   }
 
-  void validate() const {
-    detail::require_step_size(double(step_size), "ember::adjusted_mclmc");
+  void validate() const { validate_as("ember::adjusted_mclmc", "ember::mams(U) sets one up"); }
+
+ protected:
+  /// The checks of `validate`, naming `who` and the warm-up that would set a missing length.
+  void validate_as(char const* who, char const* warmup) const {
+    detail::require_step_size(double(step_size), who);
     if (!(trajectory_length > 0) || !std::isfinite(double(trajectory_length)))
-      throw std::invalid_argument(
-          "ember::adjusted_mclmc: the trajectory length must be positive and finite (give .trajectory_length = L, "
-          "or let a warm-up adapt it: ember::mams(U) sets one up)");
-    metric.validate("ember::adjusted_mclmc");
-    detail::require_divergence_threshold(double(divergence_threshold), "ember::adjusted_mclmc");
-    if (max_integrator_steps < 1) throw std::invalid_argument("ember::adjusted_mclmc: max_integrator_steps must be at least 1");
+      throw std::invalid_argument(std::string(who) +
+                                  ": the trajectory length must be positive and finite (give .trajectory_length = L, "
+                                  "or let a warm-up adapt it: " + warmup + ")");
+    metric.validate(who);
+    detail::require_divergence_threshold(double(divergence_threshold), who);
+    if (max_integrator_steps < 1) throw std::invalid_argument(std::string(who) + ": max_integrator_steps must be at least 1");
   }
 
- private:
   template <bool Observe, class S>
   EMBER_HD step_info<S> transition(chain_state<S, dim>& s, chain_rng<S> const& rng, trajectory_end<S, dim>* end) const {
     using T = value_type;

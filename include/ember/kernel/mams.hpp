@@ -25,12 +25,19 @@ struct mams_options {
   int max_integrator_steps = 1024;     ///< cap on the integrator steps of one transition
 };
 
+/// `mams_warmup(n)`: MAMS's warm-up as a stage, `warmup(n, approach(), step_size({.target}),
+/// diagonal_mass(), mams_length())` (target 0: the kernel's 0.9). It tunes adjusted MCLMC and the
+/// unadjusted `mclmc` kernel alike (kernel/mclmc.hpp): `mclmc(U) | mams_warmup(1000)`.
+inline auto mams_warmup(std::int64_t n, double target_acceptance = 0) {
+  return ember::warmup(n, approach(), step_size({.target = target_acceptance}), diagonal_mass(), mams_length());
+}
+
 struct mams_fn {
   template <class E>
   auto operator()(E const& U, mams_options o = {}) const {
     detail::checked_target(o.target_acceptance, "ember::mams: target_acceptance", "the default, 0.9");
     return adjusted_mclmc(U, {.divergence_threshold = o.divergence_threshold, .max_integrator_steps = o.max_integrator_steps}) |
-           ember::warmup(o.warmup, approach(), step_size({.target = o.target_acceptance}), diagonal_mass(), mams_length());
+           mams_warmup(o.warmup, o.target_acceptance);
   }
 };
 inline constexpr mams_fn mams{};

@@ -169,6 +169,14 @@ struct mams_sampler {
     return ember::mams(u, {.warmup = s.warmup, .target_acceptance = s.target_accept}) | thin(s.thin) | record() | record_stats();
   }
 };
+/// Unadjusted MCLMC with MAMS's warm-up (kernel/mclmc.hpp): biased; compiled on request only.
+struct mclmc_sampler {
+  static constexpr char const* name = "mclmc";
+  template <class U>
+  static auto pipeline(U const& u, settings const& s) {
+    return ember::mclmc(u) | mams_warmup(s.warmup, s.target_accept) | thin(s.thin) | record() | record_stats();
+  }
+};
 struct mala_sampler {
   static constexpr char const* name = "mala";
   template <class U>
