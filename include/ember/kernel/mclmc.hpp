@@ -47,7 +47,7 @@ namespace ember {
 namespace detail {
 /// 2Φ(−√(v d)/2) with v = 5·10⁻⁴ (kernel/mclmc.hpp's file comment): Φ(−x) = ½ erfc(x/√2), erf
 /// by its Taylor series (z = x/√2 ≤ 2.5 for d ≤ 10⁵, where 80 terms are exact to 1e−12; d is
-/// capped there).
+/// capped there), summed until a term is below 10⁻³⁰.
 constexpr double mclmc_target_acceptance(int d) {
   double const v = 5e-4 * (d < 100000 ? d : 100000);
   double lo = 0, hi = v < 1 ? 1 : v;  // √v by bisection (std::sqrt is not constexpr)
@@ -58,7 +58,8 @@ constexpr double mclmc_target_acceptance(int d) {
   double const s = 0.5 * (lo + hi);
   double const z = s / 2 / 1.4142135623730951;
   double term = z, erf = 0;  // erf(z) = 2/√π Σ (−1)ⁿ z^{2n+1} / (n! (2n + 1))
-  for (int n = 0; n < 80; ++n) {
+  // Until the terms are negligible: a term that underflows is an error in a constant expression to nvcc.
+  for (int n = 0; n < 80 && (term > 1e-30 || term < -1e-30); ++n) {
     erf += term / (2 * n + 1);
     term *= -z * z / (n + 1);
   }
