@@ -5,7 +5,7 @@
 //     DIR       bench/posteriordb (data/ and reference/)
 //     SEED      the run's seed (default 1)
 //     SAMPLERS  comma-separated among mala, chees, chees_651, chees_diag, chees_stan, chees_dense,
-//               chees_model, nuts, nuts_diag, nuts_pc, nuts_harmonic, mams, mclmc
+//               chees_model, nuts, nuts_diag, nuts_pc, nuts_harmonic, mams, mams_diag, mams_dense, mclmc
 //               (default mala,chees);
 //               a name with "_uniform" (chees_uniform) starts the chains at uniform(−2, 2) draws
 //               from std::mt19937_64(SEED) given as `.init`, instead of ember's default starts
@@ -27,7 +27,9 @@
 //   nuts_diag    ember::nuts(U) | ember::warmup(1000, step_size(), diagonal_mass()) | ember::record()
 //   nuts_pc      ember::nuts(U) | ember::warmup(1000, step_size(per_chain), auto_mass()) | ember::record()
 //   nuts_harmonic  nuts with step_size() aiming at the harmonic mean of acceptance over chains
-//   mams         ember::mams(U) | ember::record()               (MAMS with its warm-up)
+//   mams         ember::mams(U) | ember::record()               (MAMS with its warm-up, auto_mass())
+//   mams_diag    ember::mams(U, {}, ember::diagonal_mass()) | ember::record()   (a diagonal metric)
+//   mams_dense   ember::mams(U, {}, ember::dense_mass()) | ember::record()
 //   mclmc        ember::mclmc(U) | ember::mams_warmup(1000) | ember::record()   (unadjusted: biased)
 // Per run: the verdict against reference/<name>.json (verdict.hpp: stuck chains, chains off, the
 // largest |z| of constrained means, second moments and unconstrained means, the sd ratios, R̂,
@@ -162,6 +164,8 @@ int main(int argc, char** argv) {
       return ember::nuts(U) | ember::warmup(warm, ember::step_size(), ember::auto_mass(), harmonic_step_size{}) | ember::record();
     });
     run("mams", [&] { return ember::mams(U, {.warmup = warm}) | ember::record(); });
+    run("mams_diag", [&] { return ember::mams(U, {.warmup = warm}, ember::diagonal_mass()) | ember::record(); });
+    run("mams_dense", [&] { return ember::mams(U, {.warmup = warm}, ember::dense_mass()) | ember::record(); });
     run("mclmc", [&] { return ember::mclmc(U) | ember::mams_warmup(warm) | ember::record(); });
     // The posterior's model body (reverse-mode gradient), where posteriors.hpp has one.
     if constexpr (requires { p.model(); }) {

@@ -58,7 +58,7 @@ TEST_CASE("a matrix row counts MAMS's Halton step counts, two gradients a step, 
   REQUIRE(out.rows().size() == 1);
   auto const& r = out.rows()[0];
   // The matrix's count, transition by transition from the kernel, is the run's own (sampled the same way).
-  auto run = ember::start(ember::mams(ember::targets::standard_normal<double>{}.energy(), {.warmup = 200}),
+  auto run = ember::start(ember::mams(ember::targets::standard_normal<double>{}.energy(), {.warmup = 200}, ember::diagonal_mass()),
                           {.chains = 32, .seed = 5, .progress = false}, ember::backend::cpu{});
   run.advance(300);
   auto const res = run.result();
@@ -80,7 +80,8 @@ TEST_CASE("a matrix row counts unadjusted MCLMC's ⌈L/ε⌉ steps, and its warm
               hana::type_c<ember::backend::cpu>, axes);
   REQUIRE(out.rows().size() == 1);
   auto const& r = out.rows()[0];
-  auto run = ember::start(ember::mclmc(ember::targets::standard_normal<double>{}.energy()) | ember::mams_warmup(200),
+  auto run = ember::start(ember::mclmc(ember::targets::standard_normal<double>{}.energy()) |
+                              ember::mams_warmup(200, 0, ember::diagonal_mass()),
                           {.chains = 32, .seed = 5, .progress = false}, ember::backend::cpu{});
   run.advance(300);
   auto const res = run.result();

@@ -120,26 +120,27 @@ struct chees_hmc {
 };
 
 /// MAMS, Metropolis-adjusted microcanonical HMC (kernel/mams.hpp): step size towards acceptance
-/// 0.9, diagonal metric and mean trajectory length adapted.
+/// 0.9, diagonal metric (as BlackJAX's; mams(U)'s own default is auto_mass()) and mean trajectory
+/// length adapted.
 struct mams {
   char const* name = "mams";
   static constexpr bool needs_gradient = true;
   double target_acceptance = 0.9;
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return ember::mams(U, {.warmup = w});
+    return ember::mams(U, {.warmup = w}, diagonal_mass());
   }
 };
 
-/// Unadjusted MCLMC (kernel/mclmc.hpp) with MAMS's warm-up: biased, benchmarked beside MAMS for
-/// what the accept step costs. No acceptance gate (it has no accept step).
+/// Unadjusted MCLMC (kernel/mclmc.hpp) with MAMS's warm-up and a diagonal metric: biased,
+/// benchmarked beside MAMS for what the accept step costs. No acceptance gate (it has no accept step).
 struct mclmc {
   char const* name = "mclmc";
   static constexpr bool needs_gradient = true;
   double target_acceptance = std::numeric_limits<double>::quiet_NaN();
   template <class E>
   auto operator()(E const& U, std::int64_t w) const {
-    return ember::mclmc(U) | mams_warmup(w);
+    return ember::mclmc(U) | mams_warmup(w, 0, diagonal_mass());
   }
 };
 
