@@ -17,17 +17,28 @@ endif()
 set(EMBER_ARCH_FLAGS "${ember_arch_default}" CACHE STRING
     "Target flags for every C++ unit that uses ember (default -march=native; empty for none)")
 find_package(OpenMP REQUIRED COMPONENTS CXX)
-# Eigen: only the opt-in ember/eigen.hpp includes it (draws as Eigen::Map views); ember's own
-# headers take Eigen objects by their members and factorise without it (detail/dense.hpp).
-find_path(EMBER_EIGEN_INCLUDE_DIR Eigen/Core HINTS /usr/include/eigen3 /usr/local/include/eigen3
-          PATH_SUFFIXES eigen3)
-if(NOT EMBER_EIGEN_INCLUDE_DIR)
-  message(FATAL_ERROR "ember needs Eigen 3 (looked in /usr/include/eigen3); set EMBER_EIGEN_INCLUDE_DIR")
+# Eigen: optional. Only the opt-in ember/eigen.hpp includes it (draws as Eigen::Map views); ember's
+# own headers take Eigen objects by their members and factorise without it (detail/dense.hpp).
+# Where it is found its include directory comes with ember::deps, so `#include <ember/eigen.hpp>`
+# just works; EMBER_WITH_EIGEN=OFF leaves it out (tests/consumer builds a program that way).
+option(EMBER_WITH_EIGEN "Put Eigen's include directory on ember::ember's include path (for ember/eigen.hpp)" ON)
+set(EMBER_HAVE_EIGEN OFF)
+if(EMBER_WITH_EIGEN)
+  find_path(EMBER_EIGEN_INCLUDE_DIR Eigen/Core HINTS /usr/include/eigen3 /usr/local/include/eigen3
+            PATH_SUFFIXES eigen3)
+  if(EMBER_EIGEN_INCLUDE_DIR)
+    set(EMBER_HAVE_EIGEN ON)
+  else()
+    message(STATUS "ember: Eigen 3 not found (looked in /usr/include/eigen3): everything but the opt-in "
+                   "ember/eigen.hpp works; set EMBER_EIGEN_INCLUDE_DIR to use it")
+  endif()
 endif()
 if(NOT TARGET ember::deps)
   add_library(ember_deps INTERFACE IMPORTED GLOBAL)
   add_library(ember::deps ALIAS ember_deps)
-  target_include_directories(ember_deps SYSTEM INTERFACE ${EMBER_EIGEN_INCLUDE_DIR})
+  if(EMBER_HAVE_EIGEN)
+    target_include_directories(ember_deps SYSTEM INTERFACE ${EMBER_EIGEN_INCLUDE_DIR})
+  endif()
   target_link_libraries(ember_deps INTERFACE OpenMP::OpenMP_CXX)
   if(EMBER_ARCH_FLAGS)
     separate_arguments(ember_arch_list UNIX_COMMAND "${EMBER_ARCH_FLAGS}")

@@ -14,6 +14,9 @@
 
 #include <ember/result.hpp>
 
+#if !__has_include(<Eigen/Core>)
+#error "ember/eigen.hpp needs Eigen 3 (Debian: libeigen3-dev) on the include path: CMake's ember::ember adds it where it finds it (EMBER_EIGEN_INCLUDE_DIR), and no other ember header needs it"
+#endif
 #include <Eigen/Core>
 
 #include <cstdint>
