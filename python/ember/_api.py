@@ -202,8 +202,8 @@ def sample(energy, sampler="chees_hmc", chains=4, warmup=None, draws=1000, thin=
     callable progress(done, total, warming_up, acceptance, divergent). target_accept: the acceptance
     the warm-up tunes the step size towards (default: the sampler's own, chees_hmc 0.8 for the
     harmonic mean over chains, nuts 0.8, mams 0.9, mala 0.574, mclmc a per-step acceptance that falls
-    with the dimension, 0.97 at 10); raise it (0.9, 0.95) where the
-    summary reports divergent transitions.
+    with the dimension, 0.97 at 10); raise it (0.9, 0.95) where the summary reports divergent
+    transitions (not for mclmc, whose own target is already higher).
     """
     chains, warmup, draws, thin, seed, step_size = _settings(energy, sampler, chains, warmup, draws, thin, seed, step_size)
     h = energy._impl.start(sampler, chains, warmup, thin, seed, step_size, _init_array(init, chains, energy.dim),

@@ -8,7 +8,10 @@
 #include <ember/ember.hpp>
 #include <ember/targets/eight_schools.hpp>
 
+#include <array>
 #include <cmath>
+#include <random>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -92,6 +95,26 @@ TEST_CASE("mclmc's step-size target is 2Φ(−√(5·10⁻⁴ d)/2)", "[kernel][
         Approx(0.971796).epsilon(1e-5));
 }
 
+namespace {
+// U with a count of its gradient evaluations (one run at a time, on one thread).
+template <class E>
+struct counting {
+  using value_type = typename E::value_type;
+  static constexpr int dim = E::dim;
+  E e;
+  std::int64_t* count;
+  template <class S>
+  S value(vec<S, dim> const& x) const {
+    return e.value(x);
+  }
+  template <class S>
+  S value_and_grad(vec<S, dim> const& x, vec<S, dim>& g) const {
+    ++*count;
+    return e.value_and_grad(x, g);
+  }
+};
+}  // namespace
+
 TEST_CASE("mclmc counts what it did: gradients, the cap, divergences", "[kernel][mclmc]") {
   gaussian<float, 4, covariance::isotropic> U(vec<float, 4>{}, 1.0f);
   std::int64_t const chains = 37, steps = 64;  // a partial last SIMD batch
@@ -100,16 +123,86 @@ TEST_CASE("mclmc counts what it did: gradients, the cap, divergences", "[kernel]
     CHECK(r.gradients() == 2 * 4 * chains * steps);
     CHECK(r.acceptance_rate() == 1);
     CHECK(r.divergent_transitions() == 0);
+    CHECK(r.truncated_transitions() == 0);
+    // The energy's own count agrees: 64 transitions more cost 2·4 evaluations a chain each
+    // (the difference of two runs leaves out the start's evaluations).
+    std::int64_t n64 = 0, n128 = 0;
+    sample(mclmc(counting<decltype(U)>{U, &n64}, {.step_size = 0.3, .trajectory_length = 1.0}),
+           {.chains = chains, .steps = steps, .seed = 1}, backend::scalar{.threads = 1});
+    sample(mclmc(counting<decltype(U)>{U, &n128}, {.step_size = 0.3, .trajectory_length = 1.0}),
+           {.chains = chains, .steps = 2 * steps, .seed = 1}, backend::scalar{.threads = 1});
+    CHECK(n128 - n64 == 2 * 4 * chains * steps);
   }
-  SECTION("the cap bounds the steps of a transition") {
+  SECTION("the cap bounds the steps of a transition, and a run counts the transitions it cut") {
     auto r = sample(mclmc(U, {.step_size = 0.01, .trajectory_length = 1, .max_integrator_steps = 20}) | record(),
                     {.chains = chains, .steps = steps, .seed = 3});
     CHECK(r.gradients() == 2 * 20 * chains * steps);
+    CHECK(r.truncated_transitions() == chains * steps);
   }
   SECTION("a step past float's range diverges, counted") {
     auto r = sample(mclmc(U, {.step_size = 1e30, .trajectory_length = 1e30}) | record(), {.chains = chains, .steps = steps, .seed = 4});
     CHECK(r.divergent_chains() == chains);
   }
+}
+
+TEST_CASE("mclmc's refresh forgets the velocity at the rate its ν sets", "[kernel][mclmc][statistics]") {
+  // On a nearly flat energy (sd 10⁶: a kick turns u by about 10⁻⁷) the velocity changes by the
+  // refresh alone, so after one transition of n = ⌈L/ε⌉ = 5 steps E[u₀·u₅] is that of the
+  // recursion u ← normalise(u + νz), ν = √((e^{2ε/L} − 1)/d), with a fresh z each step. It is
+  // compared with an independent simulation of the recursion, within both Monte-Carlo errors; two
+  // wrong refreshes (twice ν; one z for all five steps) are then as many errors away as they must be.
+  constexpr int D = 10;
+  constexpr std::int64_t N = 20'000;
+  gaussian<double, D, covariance::isotropic> U(vec<double, D>{}, 1e6);
+  double const eps = 0.1, L = 0.5, nu = std::sqrt(std::expm1(2 * eps / L) / D);
+  auto const k = mclmc(U, {.step_size = eps, .trajectory_length = L});
+  REQUIRE(k.steps_per_transition() == 5);
+  double m = 0, q = 0;
+  for (std::int64_t c = 0; c < N; ++c) {
+    auto s = k.init(vec<double, D>{}, make_chain_rng<double>(7, std::uint32_t(c), 0));
+    auto const u0 = s.p;
+    k.step(s, make_chain_rng<double>(7, std::uint32_t(c), 1));
+    double dot = 0;
+    for (int i = 0; i < D; ++i) dot += u0[i] * s.p[i];
+    m += dot / N;
+    q += dot * dot / N;
+  }
+  auto simulate = [&](double scale, bool one_z, std::uint64_t seed) {
+    std::mt19937_64 g(seed);
+    std::normal_distribution<double> z;
+    double sm = 0, sq = 0;
+    for (std::int64_t c = 0; c < N; ++c) {
+      std::array<double, D> u0{}, u{}, w{};
+      double n2 = 0;
+      for (auto& x : u0) {
+        x = z(g);
+        n2 += x * x;
+      }
+      for (auto& x : u0) x /= std::sqrt(n2);
+      u = u0;
+      for (auto& x : w) x = z(g);
+      for (int l = 0; l < 5; ++l) {
+        n2 = 0;
+        for (int i = 0; i < D; ++i) {
+          u[i] += scale * nu * (one_z ? w[i] : z(g));
+          n2 += u[i] * u[i];
+        }
+        for (auto& x : u) x /= std::sqrt(n2);
+      }
+      double dot = 0;
+      for (int i = 0; i < D; ++i) dot += u0[i] * u[i];
+      sm += dot / N;
+      sq += dot * dot / N;
+    }
+    return std::pair{sm, sq - sm * sm};
+  };
+  auto z_against = [&](std::pair<double, double> ref) { return (m - ref.first) / std::sqrt((q - m * m + ref.second) / N); };
+  double const right = z_against(simulate(1, false, 8)), wide = z_against(simulate(2, false, 9)),
+               same = z_against(simulate(1, true, 10));
+  INFO("E[u0.u5] = " << m << "; z against the recursion " << right << ", against 2ν " << wide << ", against one z " << same);
+  CHECK(std::abs(right) < ember_test::z_bound);
+  CHECK(std::abs(wide) > 4 * ember_test::z_bound);
+  CHECK(std::abs(same) > 4 * ember_test::z_bound);
 }
 
 TEST_CASE("mclmc refuses what it cannot run", "[kernel][mclmc]") {

@@ -77,8 +77,9 @@ EMBER_HD EMBER_INLINE void blend_state(M const& m, chain_state<S, D> const& a, c
 /// (1 or 0 per lane; always 1 for unadjusted kernels; for NUTS, whether the chain moved),
 /// whether it diverged (a non-finite proposal energy, or an energy error above the divergence
 /// threshold), the acceptance statistic step-size adaptation averages (the Metropolis
-/// probability min(1, e^{log ratio}), 1 for unadjusted kernels, 0 for a NaN ratio; NUTS: its
-/// mean over the tree), the gradient evaluations the transition made (the run counts them:
+/// probability min(1, e^{log ratio}), 0 for a NaN ratio; NUTS: its mean over the tree; an
+/// unadjusted kernel's would-be acceptance where its warm-up tunes by one, as mclmc's per-step
+/// mean, else 1), the gradient evaluations the transition made (the run counts them:
 /// `result::gradients()`; 0 from a kernel that does not say), and whether its trajectory was cut
 /// short by a cap (NUTS's maximum tree depth, a ChEES trajectory's `max_integrator_steps`),
 /// which a run counts and a summary warns about. Two more, which only `record_stats()` keeps

@@ -223,7 +223,7 @@ struct adjusted_mclmc_fn {
   }
 };
 /// `adjusted_mclmc(U, {.step_size = ε, .trajectory_length = L})`; `adjusted_mclmc_with<isokinetic_velocity_verlet>(U, {...})`
-/// integrates with another isokinetic integrator. `mams(U)` (kernel/mams.hpp) adapts ε, L and a diagonal metric.
+/// integrates with another isokinetic integrator. `mams(U)` (kernel/mams.hpp) adapts ε, L and a metric.
 inline constexpr adjusted_mclmc_fn<> adjusted_mclmc{};
 template <class Integrator>
 inline constexpr adjusted_mclmc_fn<Integrator> adjusted_mclmc_with{};

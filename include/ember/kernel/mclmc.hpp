@@ -15,21 +15,26 @@
 /// which forgets the direction over a time of about L (the momentum decoherence length). A
 /// transition is ⌈L/ε⌉ such steps (at most `.max_integrator_steps`), so that a kept draw is one
 /// decoherence length from the last and `.steps` means what it means for `mams` and `hmc`: the
-/// chain advances at every step, and the steps between kept draws only thin them. A transition
-/// whose energy error (ΔU plus the kicks' kinetic energy changes) is not finite or exceeds the
-/// divergence threshold in size is divergent; nothing undoes it.
+/// chain advances at every step, and the steps between kept draws only thin them (a transition
+/// cut at the cap is counted as truncated). A transition one of whose steps has an energy error
+/// (ΔU plus the kick's kinetic energy change) that is not finite or exceeds the divergence
+/// threshold in size is divergent; nothing undoes it.
 ///
-/// Warm-up: `mclmc(U) | mams_warmup(n)` (kernel/mams.hpp) adapts ε, L and a diagonal metric with
-/// `mams(U)`'s adapters. The step size is tuned as BlackJAX tunes MCLMC's, to an energy error per
-/// integrator step of variance v·d with v = 5·10⁻⁴ (`mclmc_find_L_and_step_size`), read the way
-/// every ember step size is read, as an acceptance: a transition reports as `accept_prob` the mean
+/// Warm-up: `mclmc(U) | mams_warmup(n)` (kernel/mams.hpp) adapts ε, L and the metric (auto_mass()
+/// by default) with `mams(U)`'s adapters. The step size aims where BlackJAX tunes MCLMC's, an
+/// energy error per integrator step of variance v·d with v = 5·10⁻⁴ (`mclmc_find_L_and_step_size`),
+/// read the way every ember step size is read, as an acceptance: a transition reports as `accept_prob` the mean
 /// over its steps of min(1, e^{−ΔE}), the acceptance a Metropolis test would give each step (ΔE is
 /// that step's exact Metropolis–Hastings log-ratio, so E[e^{−ΔE}] = 1 at stationarity), and for
 /// energy errors ΔE ~ N(σ²/2, σ²) that mean is 2Φ(−σ/2); `target_acceptance` is its value at
-/// σ² = v·d (0.987 at d = 2, 0.97 at d = 10, 0.91 at d = 100, 0.72 at d = 1000). While chains still
-/// approach (the `approach()` adapter, adapt/approach.hpp) a transition is adjusted MCLMC's
-/// approach form, HMC trajectories with an accept step, and the velocity is drawn afresh after it.
-/// The bias at the tuned step size is measured in docs/tuning.md.
+/// σ² = v·d (0.987 at d = 2, 0.97 at d = 10, 0.91 at d = 100, 0.72 at d = 1000). Energy errors are
+/// not Gaussian, and the mean acceptance weighs their tail less than a variance does: on a
+/// correlated 10-d Gaussian the tuned step gives Var[ΔE]/d ≈ 1.2·10⁻³, 2.4× BlackJAX's target
+/// (bench/results/2026-12-01-mclmc.md). While chains still approach (the `approach()` adapter,
+/// adapt/approach.hpp) a transition is adjusted MCLMC's approach form, HMC trajectories with an
+/// accept step, whose acceptance the step size then aims at the same target (a smaller ε than
+/// MAMS's 0.9 while chains come in), and the velocity is drawn afresh after it. The bias at the
+/// tuned step size is measured in docs/tuning.md.
 ///
 /// `mclmc(U, {.step_size = ε, .trajectory_length = L})` returns an `mclmc_kernel`, which models
 /// `TransitionKernel`. Needs at least 2 dimensions.
@@ -76,8 +81,8 @@ struct mclmc_options {
   int max_integrator_steps = 1024;     ///< cap on the integrator steps of one transition
 };
 
-/// The unadjusted MCLMC kernel. It extends `adjusted_mclmc_kernel`, whose transition is its
-/// warm-up form and whose parameters (ε, L, metric, caps) it shares, so every MAMS adapter tunes it.
+/// The unadjusted MCLMC kernel. It extends `adjusted_mclmc_kernel`, whose approach form is its
+/// own and whose parameters (ε, L, metric, caps) it shares, so every MAMS adapter tunes it.
 template <class E, class Integrator = isokinetic_mclachlan, class Metric = scalar_metric<typename E::value_type>>
 struct mclmc_kernel : adjusted_mclmc_kernel<E, Integrator, Metric> {
   using adjusted = adjusted_mclmc_kernel<E, Integrator, Metric>;
@@ -100,10 +105,16 @@ struct mclmc_kernel : adjusted_mclmc_kernel<E, Integrator, Metric> {
     return make_phase_state(this->energy, x, random_direction(rng, initial_momentum));
   }
 
-  /// Integrator steps of one (unadjusted) transition: ⌈L/ε⌉, within [1, max_integrator_steps].
-  EMBER_HD int steps_per_transition() const {
+  /// Integrator steps of one (unadjusted) transition: ⌈L/ε⌉, within [1, max_integrator_steps];
+  /// `capped`: the cap cut them.
+  EMBER_HD int steps_per_transition(bool& capped) const {
     double const n = std::ceil(double(this->trajectory_length) / double(this->step_size));
-    return !(n >= 1) ? 1 : n > this->max_integrator_steps ? this->max_integrator_steps : int(n);
+    capped = n > this->max_integrator_steps;
+    return !(n >= 1) ? 1 : capped ? this->max_integrator_steps : int(n);
+  }
+  EMBER_HD int steps_per_transition() const {
+    bool capped;
+    return steps_per_transition(capped);
   }
   /// Gradient evaluations of one chain at transition t (a benchmark matrix counts with it).
   EMBER_HD int gradients_at(std::uint32_t t) const {
@@ -158,11 +169,12 @@ struct mclmc_kernel : adjusted_mclmc_kernel<E, Integrator, Metric> {
   template <class S>
   EMBER_HD step_info<S> unadjusted_transition(phase_state<S, dim>& s, chain_rng<S> const& rng) const {
     using T = value_type;
-    int const n = steps_per_transition();
+    bool capped;
+    int const n = steps_per_transition(capped);
     T const eps = this->step_size;
     T const nu = sqrt(expm1(T(2) * eps / this->trajectory_length) / T(dim));
-    S const u0 = s.energy;
     S dk = S(T(0)), a = S(T(0));
+    mask_t<S> diverged(false);
     constexpr int blocks = (dim + 3) / 4;
     for (int l = 0; l < n; ++l) {
       S const u_before = s.energy, k_before = dk;
@@ -170,6 +182,7 @@ struct mclmc_kernel : adjusted_mclmc_kernel<E, Integrator, Metric> {
       // The acceptance a Metropolis test would give this step (0 where its error is NaN).
       S const de = (s.energy - u_before) + (dk - k_before);
       a = a + select(de <= S(T(0)), S(T(1)), select(de > S(T(0)), exp(-de), S(T(0))));
+      diverged = diverged || !(abs(de) <= S(this->divergence_threshold));
       vec<S, dim> z;
       for (int b = 0; b < blocks; ++b) rng.template normal_block<dim>(purpose::refresh, b, z, std::uint32_t(l * blocks));
       S n2 = S(T(0));
@@ -180,9 +193,8 @@ struct mclmc_kernel : adjusted_mclmc_kernel<E, Integrator, Metric> {
       S const r = S(T(1)) / sqrt(n2);
       for (int i = 0; i < dim; ++i) s.p[i] = s.p[i] * r;
     }
-    S const w = s.energy - u0 + dk;
-    step_info<S> info{S(T(1)), !(abs(w) <= S(this->divergence_threshold)), a * S(T(1) / T(n)),
-                      S(T(Integrator::gradients_per_step * n))};
+    step_info<S> info{S(T(1)), diverged, a * S(T(1) / T(n)), S(T(Integrator::gradients_per_step * n))};
+    info.truncated = mask_t<S>(capped);
     return info;
   }
 };
@@ -214,7 +226,7 @@ struct mclmc_fn {
 };
 /// `mclmc(U, {.step_size = ε, .trajectory_length = L})`; `mclmc_with<isokinetic_velocity_verlet>(U, {...})`
 /// integrates with another isokinetic integrator. `mclmc(U) | mams_warmup(n)` adapts ε, L and a
-/// diagonal metric.
+/// metric.
 inline constexpr mclmc_fn<> mclmc{};
 template <class Integrator>
 inline constexpr mclmc_fn<Integrator> mclmc_with{};
