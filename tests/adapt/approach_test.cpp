@@ -7,6 +7,7 @@
 // failed without it (bench/posteriordb/check_samplers.cpp: earnings-earn_height, and arma11,
 // which needs the step size's harmonic mean while in the approach form).
 #include "generic/sampler_checks.hpp"
+#include "support/counted_energy.hpp"
 #include <ember/ember.hpp>
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 namespace {
 
 using namespace ember;
+using ember_test::counted_energy;
 using ember_test::gaussian10;
 
 // An adapter that tunes nothing and writes down, for every warm-up transition, whether the kernel
@@ -34,23 +36,6 @@ struct approach_recorder {
   }
 };
 
-// An energy that counts its gradient evaluations, one per chain.
-template <class E>
-struct counted_energy {
-  using value_type = typename E::value_type;
-  static constexpr int dim = E::dim;
-  E e;
-  std::int64_t* count;
-  template <class S>
-  S value(vec<S, dim> const& x) const {
-    return e.value(x);
-  }
-  template <class S>
-  S value_and_grad(vec<S, dim> const& x, vec<S, dim>& g) const {
-    *count += scalar_traits<S>::width;
-    return e.value_and_grad(x, g);
-  }
-};
 
 }  // namespace
 

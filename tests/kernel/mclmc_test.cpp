@@ -5,6 +5,7 @@
 // step); `mclmc(U) | mams_warmup(n)` end to end against the eight schools reference; the
 // step size's target; the counters; what it refuses.
 #include "generic/sampler_checks.hpp"
+#include "support/counted_energy.hpp"
 #include <ember/ember.hpp>
 #include <ember/targets/eight_schools.hpp>
 
@@ -95,26 +96,6 @@ TEST_CASE("mclmc's step-size target is 2Φ(−√(5·10⁻⁴ d)/2)", "[kernel][
         Approx(0.971796).epsilon(1e-5));
 }
 
-namespace {
-// U with a count of its gradient evaluations (one run at a time, on one thread).
-template <class E>
-struct counting {
-  using value_type = typename E::value_type;
-  static constexpr int dim = E::dim;
-  E e;
-  std::int64_t* count;
-  template <class S>
-  S value(vec<S, dim> const& x) const {
-    return e.value(x);
-  }
-  template <class S>
-  S value_and_grad(vec<S, dim> const& x, vec<S, dim>& g) const {
-    ++*count;
-    return e.value_and_grad(x, g);
-  }
-};
-}  // namespace
-
 TEST_CASE("mclmc counts what it did: gradients, the cap, divergences", "[kernel][mclmc]") {
   gaussian<float, 4, covariance::isotropic> U(vec<float, 4>{}, 1.0f);
   std::int64_t const chains = 37, steps = 64;  // a partial last SIMD batch
@@ -127,9 +108,9 @@ TEST_CASE("mclmc counts what it did: gradients, the cap, divergences", "[kernel]
     // The energy's own count agrees: 64 transitions more cost 2·4 evaluations a chain each
     // (the difference of two runs leaves out the start's evaluations).
     std::int64_t n64 = 0, n128 = 0;
-    sample(mclmc(counting<decltype(U)>{U, &n64}, {.step_size = 0.3, .trajectory_length = 1.0}),
+    sample(mclmc(ember_test::counted_energy<decltype(U)>{U, &n64}, {.step_size = 0.3, .trajectory_length = 1.0}),
            {.chains = chains, .steps = steps, .seed = 1}, backend::scalar{.threads = 1});
-    sample(mclmc(counting<decltype(U)>{U, &n128}, {.step_size = 0.3, .trajectory_length = 1.0}),
+    sample(mclmc(ember_test::counted_energy<decltype(U)>{U, &n128}, {.step_size = 0.3, .trajectory_length = 1.0}),
            {.chains = chains, .steps = 2 * steps, .seed = 1}, backend::scalar{.threads = 1});
     CHECK(n128 - n64 == 2 * 4 * chains * steps);
   }
